@@ -1,0 +1,85 @@
+package dev.dht;
+
+import java.io.File;
+import java.net.URISyntaxException;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * Runs a 3-node cluster on this machine for development: one JVM per node from this same jar, on ports
+ * 8080, 8081 and 8082, with data under {@code ./data/node-PORT} and a freshly generated cluster secret.
+ * Node output is passed through (each log line names its node). Ctrl-C stops all nodes gracefully.
+ *
+ * <p>Usage: {@code java -jar target/dht.jar local-cluster [--base-port=8080] [--nodes=3] [extra node args...]}.
+ * Blocks until the nodes exit.
+ */
+public final class LocalCluster {
+    /** The first argument that selects this launcher. */
+    public static final String COMMAND = "local-cluster";
+
+    private LocalCluster() {
+    }
+
+    /** Starts the nodes and waits for them; see the class comment for the arguments. */
+    public static void main(String[] args) throws Exception {
+        int basePort = 8080;
+        int count = 3;
+        List<String> extra = new ArrayList<>();
+        for (String arg : args) {
+            if (arg.startsWith("--base-port=")) {
+                basePort = Integer.parseInt(arg.substring("--base-port=".length()));
+            } else if (arg.startsWith("--nodes=")) {
+                count = Integer.parseInt(arg.substring("--nodes=".length()));
+            } else {
+                extra.add(arg);
+            }
+        }
+        List<String> urls = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            urls.add("http://localhost:" + (basePort + i));
+        }
+        byte[] secretBytes = new byte[24];
+        new SecureRandom().nextBytes(secretBytes);
+        String secret = HexFormat.of().formatHex(secretBytes);
+        String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+        String jar = ownJar();
+
+        List<Process> nodes = new ArrayList<>();
+        for (int i = 0; i < count; i++) {
+            int port = basePort + i;
+            List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-jar", jar,
+                    "--server.port=" + port,
+                    "--dht.self=" + urls.get(i),
+                    "--dht.nodes=" + String.join(",", urls),
+                    "--dht.data-dir=" + Path.of("data", "node-" + port).toAbsolutePath()));
+            command.addAll(extra);
+            ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
+            builder.environment().put("DHT_CLUSTER_SECRET", secret);
+            nodes.add(builder.start());
+        }
+        System.out.println("local cluster: " + urls.stream().collect(Collectors.joining(" ")) + " (Ctrl-C stops it)");
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            nodes.forEach(Process::destroy);
+            for (Process node : nodes) {
+                try {
+                    node.waitFor();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+            }
+        }, "local-cluster-shutdown"));
+        for (Process node : nodes) {
+            node.waitFor();
+        }
+    }
+
+    private static String ownJar() throws URISyntaxException {
+        String path = new File(LocalCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
+        int nested = path.indexOf(".jar");
+        return nested >= 0 ? path.substring(0, nested + 4) : path;
+    }
+}

@@ -1,0 +1,58 @@
+package dev.dht.api;
+
+import static org.springframework.web.reactive.function.server.RequestPredicates.path;
+
+import dev.dht.cluster.ClusterTopology;
+import dev.dht.config.DhtProperties;
+import dev.dht.replication.Coordinator;
+import dev.dht.replication.InternalProtocol;
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.Record;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.RouterFunctions;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+/** The HTTP surface: the public v0 API and the internal replica endpoints, as functional routes. */
+@Configuration(proxyBeanMethods = false)
+public class ApiRoutes {
+
+    @Bean
+    ErrorResponseHandler errorResponseHandler() {
+        return new ErrorResponseHandler();
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
+                                            LocalStore store, HealthEndpoint health) {
+        int maxValue = (int) properties.maxValueSize().toBytes();
+        EntityHandler entity = new EntityHandler(coordinator, topology, new RequestBodyReader(maxValue));
+        RangeHandler range = new RangeHandler(store);
+        StatusHandler status = new StatusHandler(health);
+        return RouterFunctions.route()
+                .GET("/v0/entity", entity::get)
+                .PUT("/v0/entity", entity::put)
+                .DELETE("/v0/entity", entity::delete)
+                .route(path("/v0/entity"), entity::methodNotAllowed)
+                .GET("/v0/entities", range::stream)
+                .route(path("/v0/entities"), request -> ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
+                        .allow(HttpMethod.GET).build())
+                .GET("/v0/status", status::status)
+                .build();
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store) {
+        int maxRecord = (int) properties.maxValueSize().toBytes() + Record.HEADER_BYTES;
+        InternalRecordHandler records = new InternalRecordHandler(store, new RequestBodyReader(maxRecord));
+        return RouterFunctions.route()
+                .GET(InternalProtocol.RECORD_PATH, records::read)
+                .PUT(InternalProtocol.RECORD_PATH, records::write)
+                .filter(new ClusterSecretFilter(properties.clusterSecret()))
+                .build();
+    }
+}

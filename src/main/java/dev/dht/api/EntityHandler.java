@@ -1,0 +1,67 @@
+package dev.dht.api;
+
+import dev.dht.cluster.ClusterTopology;
+import dev.dht.replication.Coordinator;
+import dev.dht.replication.ReplicationFactor;
+import dev.dht.storage.Record;
+import java.util.Optional;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * {@code /v0/entity?id=ID[&replicas=ack/from]}: GET 200/404, PUT 201, DELETE 202, other methods 405.
+ * Validates the request, then hands it to the {@link Coordinator}. Runs on the event loop; never blocks.
+ */
+public final class EntityHandler {
+    private final Coordinator coordinator;
+    private final ClusterTopology topology;
+    private final RequestBodyReader bodyReader;
+
+    public EntityHandler(Coordinator coordinator, ClusterTopology topology, RequestBodyReader bodyReader) {
+        this.coordinator = coordinator;
+        this.topology = topology;
+        this.bodyReader = bodyReader;
+    }
+
+    /** 200 with the newest value among {@code ack} replicas; 404 if absent or deleted; 504 if too few answer. */
+    public Mono<ServerResponse> get(ServerRequest request) {
+        String id = RequestParameters.required(request, "id");
+        ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        return coordinator.get(id, rf).flatMap(EntityHandler::toResponse);
+    }
+
+    /** 201 once {@code ack} replicas stored the body; 413 if it exceeds {@code dht.max-value-size}. */
+    public Mono<ServerResponse> put(ServerRequest request) {
+        String id = RequestParameters.required(request, "id");
+        ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        return bodyReader.read(request)
+                .flatMap(value -> coordinator.put(id, value, rf))
+                .then(ServerResponse.status(HttpStatus.CREATED).build());
+    }
+
+    /** 202 once {@code ack} replicas stored a tombstone (also when the key never existed). */
+    public Mono<ServerResponse> delete(ServerRequest request) {
+        String id = RequestParameters.required(request, "id");
+        ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        return coordinator.delete(id, rf).then(ServerResponse.status(HttpStatus.ACCEPTED).build());
+    }
+
+    /** 405 with an Allow header, for any other method on /v0/entity. */
+    public Mono<ServerResponse> methodNotAllowed(ServerRequest request) {
+        return ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
+                .allow(HttpMethod.GET, HttpMethod.PUT, HttpMethod.DELETE)
+                .contentType(MediaType.TEXT_PLAIN)
+                .bodyValue("method " + request.method() + " not allowed on /v0/entity\n");
+    }
+
+    private static Mono<ServerResponse> toResponse(Optional<Record> newest) {
+        if (newest.isEmpty() || newest.get().isTombstone()) {
+            return ServerResponse.notFound().build();
+        }
+        return ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(newest.get().value());
+    }
+}

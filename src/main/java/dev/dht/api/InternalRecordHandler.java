@@ -1,0 +1,51 @@
+package dev.dht.api;
+
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.Record;
+import java.nio.charset.StandardCharsets;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * The replica side of {@code /internal/record} (see {@link dev.dht.replication.InternalProtocol}): reads and
+ * last-write-wins writes of this node's store, records carried with their timestamps and tombstone flags.
+ * Guarded by {@link ClusterSecretFilter}. Storage work runs on the storage scheduler.
+ */
+public final class InternalRecordHandler {
+    private final LocalStore store;
+    private final RequestBodyReader bodyReader;
+
+    /** @param bodyReader reader limited to {@code dht.max-value-size} plus the record header */
+    public InternalRecordHandler(LocalStore store, RequestBodyReader bodyReader) {
+        this.store = store;
+        this.bodyReader = bodyReader;
+    }
+
+    /** 200 with the record bytes, or 404 if this replica has no record for the id. */
+    public Mono<ServerResponse> read(ServerRequest request) {
+        byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
+        return store.read(key).flatMap(record -> record.isPresent()
+                ? ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(record.get().encode())
+                : ServerResponse.notFound().build());
+    }
+
+    /** 201 once the record is applied (or found older than the stored one); 400 for a malformed record. */
+    public Mono<ServerResponse> write(ServerRequest request) {
+        byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
+        return bodyReader.read(request)
+                .map(InternalRecordHandler::decode)
+                .flatMap(record -> store.write(key, record))
+                .then(ServerResponse.status(HttpStatus.CREATED).build());
+    }
+
+    private static Record decode(byte[] body) {
+        try {
+            return Record.decode(body);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("malformed record: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,87 @@
+package dev.dht.api;
+
+import dev.dht.replication.ReplicationFactor;
+import java.util.Optional;
+import org.springframework.web.reactive.function.server.ServerRequest;
+
+/**
+ * Parses the query parameters of v0 requests. Every problem becomes a {@link BadRequestException} (400)
+ * whose message says what was wrong. Pure; never blocks.
+ */
+public final class RequestParameters {
+
+    private RequestParameters() {
+    }
+
+    /**
+     * The value of a parameter that must be present and non-empty (percent-decoded as UTF-8).
+     *
+     * @throws BadRequestException if it is missing or empty
+     */
+    public static String required(ServerRequest request, String name) {
+        String value = request.queryParam(name).orElse("");
+        if (value.isEmpty()) {
+            throw new BadRequestException("missing or empty parameter '" + name + "'");
+        }
+        return value;
+    }
+
+    /**
+     * The value of an optional parameter, empty if absent.
+     *
+     * @throws BadRequestException if it is present but empty
+     */
+    public static Optional<String> optional(ServerRequest request, String name) {
+        Optional<String> value = request.queryParam(name);
+        if (value.isPresent() && value.get().isEmpty()) {
+            throw new BadRequestException("empty parameter '" + name + "'");
+        }
+        return value;
+    }
+
+    /**
+     * The replication factor of a request: {@code replicas=ack/from}, or {@code ack=A&from=F}; absent means
+     * the default quorum {@code (n/2+1)/n}.
+     *
+     * @throws BadRequestException if malformed, {@code ack < 1}, {@code ack > from} or {@code from > n}
+     */
+    public static ReplicationFactor replicationFactor(ServerRequest request, int clusterSize) {
+        Optional<String> replicas = request.queryParam("replicas");
+        Optional<String> ack = request.queryParam("ack");
+        Optional<String> from = request.queryParam("from");
+        if (replicas.isEmpty() && ack.isEmpty() && from.isEmpty()) {
+            return ReplicationFactor.quorumOf(clusterSize);
+        }
+        if (replicas.isPresent() && (ack.isPresent() || from.isPresent())) {
+            throw new BadRequestException("give either replicas=ack/from or ack=A&from=F, not both");
+        }
+        String ackText;
+        String fromText;
+        if (replicas.isPresent()) {
+            String[] parts = replicas.get().split("/", -1);
+            if (parts.length != 2) {
+                throw new BadRequestException("replicas must be ack/from, e.g. 2/3, was '" + replicas.get() + "'");
+            }
+            ackText = parts[0];
+            fromText = parts[1];
+        } else {
+            if (ack.isEmpty() || from.isEmpty()) {
+                throw new BadRequestException("ack and from must be given together");
+            }
+            ackText = ack.get();
+            fromText = from.get();
+        }
+        try {
+            return new ReplicationFactor(parseCount("ack", ackText), parseCount("from", fromText)).within(clusterSize);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException(e.getMessage());
+        }
+    }
+
+    private static int parseCount(String name, String text) {
+        if (text.isEmpty() || text.length() > 9 || !text.chars().allMatch(Character::isDigit)) {
+            throw new BadRequestException(name + " must be a positive whole number, was '" + text + "'");
+        }
+        return Integer.parseInt(text);
+    }
+}

@@ -1,0 +1,37 @@
+package dev.dht.cluster;
+
+import java.net.URI;
+import java.util.List;
+
+/**
+ * The static membership of the cluster: every node from {@code dht.nodes}, in the configured order (which
+ * must be the same on every node), and which one is this process.
+ */
+public final class ClusterTopology {
+    private final List<Node> nodes;
+    private final Node self;
+
+    /**
+     * @throws IllegalArgumentException if {@code self} is not among {@code nodeUrls}
+     */
+    public ClusterTopology(URI self, List<URI> nodeUrls) {
+        this.nodes = nodeUrls.stream().map(url -> new Node(url, url.equals(self))).toList();
+        this.self = nodes.stream().filter(Node::self).findFirst()
+                .orElseThrow(() -> new IllegalArgumentException("dht.self " + self + " is not among dht.nodes"));
+    }
+
+    /** All nodes, self included, in configuration order. */
+    public List<Node> nodes() {
+        return nodes;
+    }
+
+    /** This process's node. */
+    public Node self() {
+        return self;
+    }
+
+    /** Number of nodes, n; the default replication is {@code (n/2+1)/n}. */
+    public int size() {
+        return nodes.size();
+    }
+}

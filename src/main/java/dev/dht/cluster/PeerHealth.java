@@ -1,0 +1,39 @@
+package dev.dht.cluster;
+
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What this node last saw of each peer: up or down. Replica calls report their outcome here; a change of
+ * state is logged once (WARN when a peer goes down, INFO when it comes back), not once per request.
+ *
+ * <p>Thread-safe, non-blocking; called from event loops.
+ */
+public final class PeerHealth {
+    private static final Logger log = LoggerFactory.getLogger(PeerHealth.class);
+
+    private final Map<Node, Boolean> up = new ConcurrentHashMap<>();
+
+    /** Records a successful exchange with {@code peer}. */
+    public void succeeded(Node peer) {
+        Boolean previous = up.put(peer, Boolean.TRUE);
+        if (Boolean.FALSE.equals(previous)) {
+            log.info("peer {} is UP again", peer);
+        }
+    }
+
+    /** Records a failed exchange (connect error, timeout, 5xx) with {@code peer}. */
+    public void failed(Node peer, Throwable cause) {
+        Boolean previous = up.put(peer, Boolean.FALSE);
+        if (!Boolean.FALSE.equals(previous)) {
+            log.warn("peer {} is DOWN: {}", peer, cause.toString());
+        }
+    }
+
+    /** True unless the last exchange with {@code peer} failed. */
+    public boolean isUp(Node peer) {
+        return !Boolean.FALSE.equals(up.get(peer));
+    }
+}

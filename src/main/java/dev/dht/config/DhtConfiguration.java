@@ -1,0 +1,117 @@
+package dev.dht.config;
+
+import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Node;
+import dev.dht.cluster.PeerHealth;
+import dev.dht.cluster.ShardRouter;
+import dev.dht.replication.Coordinator;
+import dev.dht.replication.LocalReplica;
+import dev.dht.replication.RemoteReplica;
+import dev.dht.replication.Replica;
+import dev.dht.storage.HybridLogicalClock;
+import dev.dht.storage.LevelDbRecordRepository;
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.RecordRepository;
+import dev.dht.storage.StorageHealthIndicator;
+import dev.dht.storage.StorageScheduler;
+import io.netty.channel.ChannelOption;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.http.client.ReactorResourceFactory;
+import org.springframework.http.client.reactive.ReactorClientHttpConnector;
+import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.netty.resources.ConnectionProvider;
+
+/** Wires storage, cluster and replication beans from {@link DhtProperties}. */
+@Configuration(proxyBeanMethods = false)
+@EnableConfigurationProperties(DhtProperties.class)
+public class DhtConfiguration {
+
+    @Bean
+    HybridLogicalClock hybridLogicalClock() {
+        return new HybridLogicalClock();
+    }
+
+    /** This node's store; closed on shutdown after in-flight requests finished (storage queue first, then LevelDB). */
+    @Bean
+    LocalStore localStore(DhtProperties properties, HybridLogicalClock clock) {
+        DhtProperties.Storage settings = properties.storage();
+        RecordRepository repository = LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync());
+        StorageScheduler scheduler = new StorageScheduler(settings.threads(), settings.queueCapacity(), "storage");
+        return new LocalStore(repository, scheduler, clock);
+    }
+
+    /** Actuator health contributor {@code leveldb} (also part of the readiness group). */
+    @Bean
+    StorageHealthIndicator leveldbHealthIndicator(LocalStore store) {
+        return new StorageHealthIndicator(store);
+    }
+
+    @Bean
+    ClusterTopology clusterTopology(DhtProperties properties) {
+        return new ClusterTopology(properties.self(), properties.nodes());
+    }
+
+    @Bean
+    ShardRouter shardRouter(ClusterTopology topology) {
+        return new ShardRouter(topology);
+    }
+
+    @Bean
+    PeerHealth peerHealth() {
+        return new PeerHealth();
+    }
+
+    /**
+     * Netty resources of this node only (not Reactor Netty's global ones), so several nodes can run in one JVM
+     * and stopping one does not stop the others. The connection pool is the replica pool: keep-alive, at most
+     * {@code dht.replica-pool-size} connections per peer, acquiring a connection waits at most the replica timeout.
+     */
+    @Bean
+    ReactorResourceFactory reactorResourceFactory(DhtProperties properties) {
+        ReactorResourceFactory factory = new ReactorResourceFactory();
+        factory.setUseGlobalResources(false);
+        factory.setConnectionProviderSupplier(() -> ConnectionProvider.builder("replicas")
+                .maxConnections(properties.replicaPoolSize())
+                .pendingAcquireMaxCount(properties.replicaPoolSize() * 16)
+                .pendingAcquireTimeout(properties.replicaTimeout())
+                .maxIdleTime(Duration.ofSeconds(30))
+                .build());
+        return factory;
+    }
+
+    /** The one shared client for replica calls; filters (e.g. fault injection in tests) are applied in order. */
+    @Bean
+    WebClient replicaWebClient(DhtProperties properties, ReactorResourceFactory resources,
+                               ObjectProvider<ExchangeFilterFunction> filters) {
+        Duration timeout = properties.replicaTimeout();
+        ReactorClientHttpConnector connector = new ReactorClientHttpConnector(resources, client -> client
+                .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
+                .responseTimeout(timeout)
+                .keepAlive(true));
+        int maxBody = (int) properties.maxValueSize().toBytes() + 1024;
+        WebClient.Builder builder = WebClient.builder()
+                .clientConnector(connector)
+                .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(maxBody));
+        filters.orderedStream().forEach(builder::filter);
+        return builder.build();
+    }
+
+    @Bean
+    Coordinator coordinator(DhtProperties properties, ClusterTopology topology, ShardRouter router,
+                            LocalStore store, WebClient replicaWebClient, PeerHealth health) {
+        Map<Node, Replica> replicas = new LinkedHashMap<>();
+        for (Node node : topology.nodes()) {
+            replicas.put(node, node.self()
+                    ? new LocalReplica(store)
+                    : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health));
+        }
+        return new Coordinator(router, replicas, store.clock(), properties.replicaTimeout());
+    }
+}

@@ -1,0 +1,123 @@
+package dev.dht.config;
+
+import dev.dht.storage.StorageEngine;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.bind.DefaultValue;
+import org.springframework.util.unit.DataSize;
+
+/**
+ * All settings of a node, prefix {@code dht} (environment variables {@code DHT_SELF}, {@code DHT_NODES}, ...).
+ * Checked when bound: a wrong setting stops start-up with an {@link InvalidSettingException} naming it.
+ *
+ * @param self            this node's base URL; must be one of {@code nodes}
+ * @param nodes           base URLs of every node, self included, in the same order on every node
+ * @param dataDir         directory of this node's LevelDB files; created if missing, must be writable
+ * @param maxValueSize    largest accepted value (bytes); larger bodies get 413. Default 8MB
+ * @param replicaTimeout  connect and response timeout of replica calls, and how long a coordinator waits for
+ *                        {@code ack} answers before 504. Default 1s
+ * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
+ * @param replicaPoolSize pooled connections per peer. Default 64
+ * @param storage         storage settings
+ */
+@ConfigurationProperties("dht")
+public record DhtProperties(
+        URI self,
+        List<URI> nodes,
+        Path dataDir,
+        @DefaultValue("8MB") DataSize maxValueSize,
+        @DefaultValue("1s") Duration replicaTimeout,
+        @DefaultValue("") String clusterSecret,
+        @DefaultValue("64") int replicaPoolSize,
+        @DefaultValue Storage storage) {
+
+    /** Validates every setting; see the record comment. */
+    public DhtProperties {
+        if (self == null) {
+            throw new InvalidSettingException("dht.self", "must be set to this node's base URL, e.g. http://localhost:8080");
+        }
+        checkUrl("dht.self", self);
+        if (nodes == null || nodes.isEmpty()) {
+            throw new InvalidSettingException("dht.nodes", "must list every node's base URL, self included");
+        }
+        Set<URI> seen = new HashSet<>();
+        for (URI node : nodes) {
+            checkUrl("dht.nodes", node);
+            if (!seen.add(node)) {
+                throw new InvalidSettingException("dht.nodes", "lists " + node + " twice");
+            }
+        }
+        if (!seen.contains(self)) {
+            throw new InvalidSettingException("dht.self", self + " is not among dht.nodes " + nodes);
+        }
+        if (nodes.size() > 1 && (clusterSecret == null || clusterSecret.isBlank())) {
+            throw new InvalidSettingException("dht.cluster-secret", "must be set when dht.nodes lists more than one node");
+        }
+        if (dataDir == null) {
+            throw new InvalidSettingException("dht.data-dir", "must be set");
+        }
+        checkWritable(dataDir);
+        if (maxValueSize.toBytes() < 0 || maxValueSize.toBytes() > Integer.MAX_VALUE - 1024) {
+            throw new InvalidSettingException("dht.max-value-size", "must be between 0 and 2GB, was " + maxValueSize);
+        }
+        if (replicaTimeout.isNegative() || replicaTimeout.isZero()) {
+            throw new InvalidSettingException("dht.replica-timeout", "must be positive, was " + replicaTimeout);
+        }
+        if (replicaPoolSize < 1) {
+            throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);
+        }
+    }
+
+    private static void checkUrl(String setting, URI url) {
+        boolean http = "http".equals(url.getScheme()) || "https".equals(url.getScheme());
+        if (!http || url.getHost() == null || url.getPort() < 1
+                || (url.getPath() != null && !url.getPath().isEmpty() && !"/".equals(url.getPath()))
+                || url.getQuery() != null) {
+            throw new InvalidSettingException(setting,
+                    "'" + url + "' is not a base URL of the form http://host:port");
+        }
+    }
+
+    private static void checkWritable(Path dir) {
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException | SecurityException e) {
+            throw new InvalidSettingException("dht.data-dir", "cannot create " + dir.toAbsolutePath() + " (" + e + ")");
+        }
+        if (!Files.isDirectory(dir) || !Files.isWritable(dir)) {
+            throw new InvalidSettingException("dht.data-dir", dir.toAbsolutePath() + " is not a writable directory");
+        }
+    }
+
+    /**
+     * Storage settings, prefix {@code dht.storage}.
+     *
+     * @param engine        jni (leveldbjni, x86-64 only, the default) or java (pure-Java port, any CPU)
+     * @param sync          fsync every write: survives power loss, not only {@code kill -9}. Default false
+     * @param threads       storage worker threads. Default 4
+     * @param queueCapacity storage tasks that may wait; beyond it requests get 503. Default 1024
+     */
+    public record Storage(
+            @DefaultValue("jni") StorageEngine engine,
+            @DefaultValue("false") boolean sync,
+            @DefaultValue("4") int threads,
+            @DefaultValue("1024") int queueCapacity) {
+
+        /** Validates the storage settings. */
+        public Storage {
+            if (threads < 1) {
+                throw new InvalidSettingException("dht.storage.threads", "must be at least 1, was " + threads);
+            }
+            if (queueCapacity < 1) {
+                throw new InvalidSettingException("dht.storage.queue-capacity", "must be at least 1, was " + queueCapacity);
+            }
+        }
+    }
+}

@@ -1,0 +1,81 @@
+package dev.dht.replication;
+
+import dev.dht.cluster.Node;
+import dev.dht.cluster.ShardRouter;
+import dev.dht.storage.HybridLogicalClock;
+import dev.dht.storage.Record;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import reactor.core.publisher.Mono;
+
+/**
+ * Coordinates a client request: route the id to its replicas ({@link ShardRouter}), fan out to the
+ * {@code from} replicas in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and
+ * reconcile ({@link Record#newest}). Any node may coordinate any key.
+ *
+ * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
+ * {@code dht.replica-timeout}. Non-blocking: safe on an event loop.
+ */
+public final class Coordinator {
+    private final ShardRouter router;
+    private final Map<Node, Replica> replicas;
+    private final HybridLogicalClock clock;
+    private final Duration timeout;
+
+    /**
+     * @param replicas one {@link Replica} per node of the topology (self as a {@link LocalReplica})
+     * @param timeout  how long to wait for {@code ack} answers before 504
+     */
+    public Coordinator(ShardRouter router, Map<Node, Replica> replicas, HybridLogicalClock clock, Duration timeout) {
+        this.router = router;
+        this.replicas = Map.copyOf(replicas);
+        this.clock = clock;
+        this.timeout = timeout;
+    }
+
+    /**
+     * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of
+     * them has a record. A tombstone is returned as such (the caller answers 404).
+     */
+    public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
+        List<Mono<Optional<Record>>> calls = new ArrayList<>(rf.from());
+        for (Replica replica : replicasFor(id, rf)) {
+            calls.add(replica.read(id));
+        }
+        return QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout)
+                .map(answers -> answers.stream()
+                        .flatMap(Optional::stream)
+                        .reduce(Record::newest));
+    }
+
+    /** Stores {@code value} under {@code id}, stamped with this node's clock. */
+    public Mono<Void> put(String id, byte[] value, ReplicationFactor rf) {
+        return write("PUT", id, Record.value(clock.now(), value), rf);
+    }
+
+    /** Writes a tombstone for {@code id}, stamped with this node's clock. */
+    public Mono<Void> delete(String id, ReplicationFactor rf) {
+        return write("DELETE", id, Record.tombstone(clock.now()), rf);
+    }
+
+    private Mono<Void> write(String operation, String id, Record record, ReplicationFactor rf) {
+        List<Mono<Boolean>> calls = new ArrayList<>(rf.from());
+        for (Replica replica : replicasFor(id, rf)) {
+            calls.add(replica.write(id, record));
+        }
+        return QuorumCollector.firstAcks(operation, calls, rf.ack(), timeout).then();
+    }
+
+    private List<Replica> replicasFor(String id, ReplicationFactor rf) {
+        List<Node> nodes = router.replicas(id.getBytes(StandardCharsets.UTF_8), rf.from());
+        List<Replica> result = new ArrayList<>(nodes.size());
+        for (Node node : nodes) {
+            result.add(replicas.get(node));
+        }
+        return result;
+    }
+}

@@ -1,0 +1,26 @@
+package dev.dht.replication;
+
+/**
+ * The node-to-node protocol: paths and headers of the internal endpoints. Bodies carry records in the
+ * {@link dev.dht.storage.Record} layout, so timestamps and tombstones travel unchanged.
+ *
+ * <ul>
+ *   <li>{@code GET /internal/record?id=ID}: 200 with the record bytes, or 404 if the replica has none.</li>
+ *   <li>{@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older).</li>
+ *   <li>{@code GET /internal/range?start=S[&end=E]}: the replica's local range, tombstones included, as
+ *       length-prefixed frames (see {@code RangeFrameCodec}).</li>
+ * </ul>
+ * Every internal request carries {@link #SECRET_HEADER} with {@code dht.cluster-secret}; without it the
+ * answer is 403, so clients cannot forge timestamps.
+ */
+public final class InternalProtocol {
+    /** Path of single-record reads and writes. */
+    public static final String RECORD_PATH = "/internal/record";
+    /** Path of local range scans. */
+    public static final String RANGE_PATH = "/internal/range";
+    /** Header that carries the cluster secret. */
+    public static final String SECRET_HEADER = "X-Dht-Cluster-Secret";
+
+    private InternalProtocol() {
+    }
+}

@@ -1,0 +1,70 @@
+package dev.dht.replication;
+
+import dev.dht.cluster.Node;
+import dev.dht.cluster.PeerHealth;
+import dev.dht.storage.Record;
+import java.util.Optional;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.publisher.Mono;
+
+/**
+ * A peer node as a replica, over the internal protocol ({@link InternalProtocol}) with the shared, pooled
+ * {@link WebClient}. Connect and response timeouts come from the client ({@code dht.replica-timeout}).
+ * Every outcome is reported to {@link PeerHealth}. Non-blocking.
+ */
+public final class RemoteReplica implements Replica {
+    private final Node node;
+    private final WebClient client;
+    private final String secret;
+    private final PeerHealth health;
+    private final String recordUri;
+
+    public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health) {
+        this.node = node;
+        this.client = client;
+        this.secret = secret;
+        this.health = health;
+        this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id={id}";
+    }
+
+    @Override
+    public Mono<Optional<Record>> read(String id) {
+        return client.get()
+                .uri(recordUri, id)
+                .header(InternalProtocol.SECRET_HEADER, secret)
+                .exchangeToMono(response -> {
+                    if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
+                        return response.releaseBody().thenReturn(Optional.<Record>empty());
+                    }
+                    if (response.statusCode().is2xxSuccessful()) {
+                        return response.bodyToMono(byte[].class)
+                                .switchIfEmpty(Mono.error(() -> new IllegalStateException(node + " sent an empty record")))
+                                .map(bytes -> Optional.of(Record.decode(bytes)));
+                    }
+                    return response.createError();
+                })
+                .doOnSuccess(ignored -> health.succeeded(node))
+                .doOnError(error -> health.failed(node, error));
+    }
+
+    @Override
+    public Mono<Boolean> write(String id, Record record) {
+        return client.put()
+                .uri(recordUri, id)
+                .header(InternalProtocol.SECRET_HEADER, secret)
+                .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .bodyValue(record.encode())
+                .exchangeToMono(response -> response.statusCode().is2xxSuccessful()
+                        ? response.releaseBody().thenReturn(Boolean.TRUE)
+                        : response.createError())
+                .doOnSuccess(ignored -> health.succeeded(node))
+                .doOnError(error -> health.failed(node, error));
+    }
+
+    /** The peer this replica talks to. */
+    public Node node() {
+        return node;
+    }
+}

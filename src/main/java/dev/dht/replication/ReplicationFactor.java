@@ -1,0 +1,43 @@
+package dev.dht.replication;
+
+/**
+ * How many replicas a request goes to ({@code from}) and how many must succeed before the coordinator
+ * answers ({@code ack}): the {@code replicas=ack/from} parameter of the v0 API.
+ *
+ * @param ack  successes required, 1 &lt;= ack &lt;= from
+ * @param from replicas asked, from &lt;= cluster size
+ */
+public record ReplicationFactor(int ack, int from) {
+
+    /** @throws IllegalArgumentException unless {@code 1 <= ack <= from} */
+    public ReplicationFactor {
+        if (ack < 1) {
+            throw new IllegalArgumentException("ack must be at least 1, was " + ack);
+        }
+        if (ack > from) {
+            throw new IllegalArgumentException("ack " + ack + " exceeds from " + from);
+        }
+    }
+
+    /** The default for an n-node cluster: a majority of all nodes, {@code (n/2+1)/n}. */
+    public static ReplicationFactor quorumOf(int clusterSize) {
+        return new ReplicationFactor(clusterSize / 2 + 1, clusterSize);
+    }
+
+    /**
+     * Checks {@code from} against the cluster size.
+     *
+     * @throws IllegalArgumentException if {@code from} exceeds {@code clusterSize}
+     */
+    public ReplicationFactor within(int clusterSize) {
+        if (from > clusterSize) {
+            throw new IllegalArgumentException("from " + from + " exceeds the cluster size " + clusterSize);
+        }
+        return this;
+    }
+
+    @Override
+    public String toString() {
+        return ack + "/" + from;
+    }
+}

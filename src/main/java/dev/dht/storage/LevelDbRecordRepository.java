@@ -1,0 +1,155 @@
+package dev.dht.storage;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.stream.Stream;
+import org.iq80.leveldb.DB;
+import org.iq80.leveldb.DBIterator;
+import org.iq80.leveldb.Options;
+import org.iq80.leveldb.ReadOptions;
+import org.iq80.leveldb.Snapshot;
+import org.iq80.leveldb.WriteOptions;
+
+/**
+ * {@link RecordRepository} on LevelDB: the key is the id's UTF-8 bytes, the value is {@link Record#encode()}.
+ *
+ * <p>Durability: every write goes to LevelDB's write-ahead log before it is acknowledged. With
+ * {@code sync=false} the log write reaches the operating system (survives {@code kill -9} of the JVM, not a
+ * power loss or kernel crash); with {@code sync=true} it is fsync'ed first (survives power loss too, at the
+ * cost of one fsync per write).
+ *
+ * <p>Blocking: all methods do disk I/O. {@link #upsert} serialises writers of the same key with striped locks
+ * (read, compare, write must be atomic per key).
+ */
+public final class LevelDbRecordRepository implements RecordRepository {
+    private static final int LOCK_STRIPES = 1024;
+
+    private final DB db;
+    private final Path directory;
+    private final WriteOptions writeOptions;
+    private final Object[] locks = new Object[LOCK_STRIPES];
+    private volatile boolean open = true;
+
+    private LevelDbRecordRepository(DB db, Path directory, boolean sync) {
+        this.db = db;
+        this.directory = directory;
+        this.writeOptions = new WriteOptions().sync(sync);
+        for (int i = 0; i < LOCK_STRIPES; i++) {
+            locks[i] = new Object();
+        }
+    }
+
+    /**
+     * Opens (creating if missing) the database in {@code directory}.
+     *
+     * @param sync fsync every write (see class comment)
+     * @throws UncheckedIOException if the directory cannot be created or LevelDB cannot open it (for example
+     *                              another process holds its lock)
+     */
+    public static LevelDbRecordRepository open(Path directory, StorageEngine engine, boolean sync) {
+        try {
+            Files.createDirectories(directory);
+            Options options = new Options().createIfMissing(true);
+            DB db = engine.factory().open(directory.toFile(), options);
+            return new LevelDbRecordRepository(db, directory, sync);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open LevelDB in " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public Record get(byte[] key) {
+        byte[] stored = db.get(key);
+        return stored == null ? null : Record.decode(stored);
+    }
+
+    @Override
+    public boolean upsert(byte[] key, Record record) {
+        synchronized (locks[(Arrays.hashCode(key) & 0x7fffffff) % LOCK_STRIPES]) {
+            byte[] stored = db.get(key);
+            if (stored != null && !record.supersedes(Record.decode(stored))) {
+                return false;
+            }
+            db.put(key, record.encode(), writeOptions);
+            return true;
+        }
+    }
+
+    @Override
+    public Cursor range(byte[] start, byte[] end) {
+        Snapshot snapshot = db.getSnapshot();
+        DBIterator iterator = db.iterator(new ReadOptions().snapshot(snapshot).fillCache(false));
+        iterator.seek(start);
+        return new SnapshotCursor(snapshot, iterator, end);
+    }
+
+    @Override
+    public long sizeOnDiskBytes() {
+        try (Stream<Path> files = Files.list(directory)) {
+            return files.mapToLong(path -> path.toFile().length()).sum();
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+
+    @Override
+    public boolean isOpen() {
+        return open;
+    }
+
+    @Override
+    public void close() throws IOException {
+        open = false;
+        db.close();
+    }
+
+    /** A cursor over a snapshot; next() and close() are synchronised so a cancel cannot free native memory mid-read. */
+    private static final class SnapshotCursor implements Cursor {
+        private final Snapshot snapshot;
+        private final DBIterator iterator;
+        private final byte[] end;
+        private boolean closed;
+
+        SnapshotCursor(Snapshot snapshot, DBIterator iterator, byte[] end) {
+            this.snapshot = snapshot;
+            this.iterator = iterator;
+            this.end = end;
+        }
+
+        @Override
+        public synchronized boolean hasNext() {
+            if (closed || !iterator.hasNext()) {
+                return false;
+            }
+            return end == null || Arrays.compareUnsigned(iterator.peekNext().getKey(), end) < 0;
+        }
+
+        @Override
+        public synchronized KeyedRecord next() {
+            if (!hasNext()) {
+                throw new NoSuchElementException();
+            }
+            Map.Entry<byte[], byte[]> entry = iterator.next();
+            return new KeyedRecord(entry.getKey(), Record.decode(entry.getValue()));
+        }
+
+        @Override
+        public synchronized void close() {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            try {
+                iterator.close();
+                snapshot.close();
+            } catch (IOException e) {
+                throw new UncheckedIOException(e);
+            }
+        }
+    }
+}

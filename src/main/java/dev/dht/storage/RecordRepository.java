@@ -1,0 +1,44 @@
+package dev.dht.storage;
+
+import java.io.Closeable;
+import java.util.Iterator;
+
+/**
+ * Persistent map from key bytes to the newest {@link Record} known for that key.
+ *
+ * <p>Every method may block on disk I/O: call them only from the storage scheduler ({@link StorageScheduler}),
+ * never from a Netty event loop. Implementations are thread-safe.
+ */
+public interface RecordRepository extends Closeable {
+
+    /** The stored record for {@code key} (possibly a tombstone), or {@code null} if the key was never written. */
+    Record get(byte[] key);
+
+    /**
+     * Stores {@code record} unless the stored record for {@code key} supersedes it or is the same version
+     * ({@link Record#newest}); an older write arriving late therefore never overwrites a newer one.
+     *
+     * @return true if the record was written, false if the stored one was kept
+     */
+    boolean upsert(byte[] key, Record record);
+
+    /**
+     * Opens a cursor over keys in {@code [start, end)} in unsigned byte order, over a consistent snapshot.
+     * Tombstones are included. The caller must close the cursor (it releases the snapshot and the iterator).
+     *
+     * @param end exclusive upper bound, or {@code null} for no bound
+     */
+    Cursor range(byte[] start, byte[] end);
+
+    /** Approximate size on disk in bytes of all stored data. */
+    long sizeOnDiskBytes();
+
+    /** True while the store is open and usable. */
+    boolean isOpen();
+
+    /** A closeable iterator over a range; not thread-safe, but {@link #close()} may race with {@link #next()}. */
+    interface Cursor extends Iterator<KeyedRecord>, Closeable {
+        @Override
+        void close();
+    }
+}

@@ -1,0 +1,70 @@
+package dev.dht.storage;
+
+import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import reactor.core.scheduler.Scheduler;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * The bounded, named thread pool where all blocking LevelDB work runs (threads {@code storage-N}).
+ *
+ * <p>A fixed number of threads takes tasks from a bounded queue. When the queue is full a task is rejected at
+ * once ({@link RejectedExecutionException}, answered as 503 with Retry-After) instead of queueing without
+ * bound: under overload the node sheds load promptly and keeps its memory.
+ */
+public final class StorageScheduler implements AutoCloseable {
+    private final ThreadPoolExecutor executor;
+    private final Scheduler scheduler;
+    private final LongAdder rejections = new LongAdder();
+
+    /**
+     * @param threads       worker threads (at least 1)
+     * @param queueCapacity tasks that may wait for a worker (at least 1)
+     * @param namePrefix    thread name prefix
+     */
+    public StorageScheduler(int threads, int queueCapacity, String namePrefix) {
+        AtomicInteger counter = new AtomicInteger();
+        ThreadFactory factory = runnable -> {
+            Thread thread = new Thread(runnable, namePrefix + "-" + counter.incrementAndGet());
+            thread.setDaemon(true);
+            return thread;
+        };
+        this.executor = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
+                new ArrayBlockingQueue<>(queueCapacity), factory, (task, pool) -> {
+                    rejections.increment();
+                    throw new RejectedExecutionException("storage queue full (" + queueCapacity + " tasks waiting)");
+                });
+        this.scheduler = Schedulers.fromExecutorService(executor, namePrefix);
+    }
+
+    /** The Reactor view of the pool, for {@code subscribeOn}/{@code publishOn}. */
+    public Scheduler scheduler() {
+        return scheduler;
+    }
+
+    /** Tasks waiting for a worker right now. */
+    public int queueDepth() {
+        return executor.getQueue().size();
+    }
+
+    /** Tasks rejected because the queue was full, since start. */
+    public long rejections() {
+        return rejections.sum();
+    }
+
+    /** Stops taking tasks and waits up to {@code timeoutMs} ms for queued ones to finish. Blocks. */
+    public void shutdown(long timeoutMs) throws InterruptedException {
+        executor.shutdown();
+        executor.awaitTermination(timeoutMs, TimeUnit.MILLISECONDS);
+    }
+
+    @Override
+    public void close() throws InterruptedException {
+        shutdown(10_000);
+    }
+}
