@@ -1,0 +1,81 @@
+package dev.dht.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+
+/** Quorum waiting with no sockets: replica calls are plain Monos that succeed, fail, are slow or never answer. */
+class QuorumCollectorTest {
+    private static final Duration TIMEOUT = Duration.ofSeconds(1);
+
+    @Test
+    void completesWithTheFirstAckSuccessesWithoutWaitingForTheSlowOne() {
+        List<Mono<String>> calls = List.of(
+                Mono.just("a"), Mono.just("slow").delayElement(Duration.ofSeconds(5)), Mono.just("c").delayElement(Duration.ofMillis(50)));
+        long started = System.nanoTime();
+        List<String> answers = QuorumCollector.firstAcks("GET", calls, 2, Duration.ofSeconds(10)).block();
+        assertThat(answers).containsExactly("a", "c");
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void failsAsSoonAsQuorumIsImpossible() {
+        List<Mono<String>> calls = List.of(
+                Mono.error(new IllegalStateException("down")), Mono.error(new IllegalStateException("down")), Mono.never());
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> QuorumCollector.firstAcks("PUT", calls, 2, Duration.ofSeconds(10)).block())
+                .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> {
+                    assertThat(e.required()).isEqualTo(2);
+                    assertThat(e.succeeded()).isZero();
+                    assertThat(e.failed()).isEqualTo(2);
+                    assertThat(e.asked()).isEqualTo(3);
+                    assertThat(e.getMessage()).isEqualTo("PUT: 2 acks required, but only 0 of 3 replicas succeeded (2 failed)");
+                });
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("not waiting for the timeout").isLessThan(Duration.ofSeconds(2));
+    }
+
+    @Test
+    void oneFailureIsToleratedWhenAckIsStillReachable() {
+        List<Mono<String>> calls = List.of(Mono.error(new IllegalStateException("down")), Mono.just("b"), Mono.just("c"));
+        assertThat(QuorumCollector.firstAcks("GET", calls, 2, TIMEOUT).block()).containsExactlyInAnyOrder("b", "c");
+    }
+
+    @Test
+    void failsAtTheTimeoutWhenRepliesDoNotCome() {
+        List<Mono<String>> calls = List.of(Mono.just("a"), Mono.never(), Mono.never());
+        assertThatThrownBy(() -> QuorumCollector.firstAcks("GET", calls, 2, Duration.ofMillis(200)).block())
+                .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> {
+                    assertThat(e.succeeded()).isEqualTo(1);
+                    assertThat(e.getMessage()).contains("the rest timed out");
+                });
+    }
+
+    @Test
+    void aCallNoLongerNeededRunsToCompletionAndIsNotCancelled() throws InterruptedException {
+        AtomicBoolean cancelled = new AtomicBoolean();
+        AtomicBoolean completed = new AtomicBoolean();
+        Mono<String> slow = Mono.just("slow").delayElement(Duration.ofMillis(300))
+                .doOnCancel(() -> cancelled.set(true))
+                .doOnSuccess(v -> completed.set(true));
+        List<String> answers = QuorumCollector.firstAcks("PUT", List.of(Mono.just("a"), slow), 1, TIMEOUT).block();
+        assertThat(answers).containsExactly("a");
+        Thread.sleep(600);
+        assertThat(cancelled).as("slow call cancelled").isFalse();
+        assertThat(completed).as("slow call completed").isTrue();
+    }
+
+    @Test
+    void eachSubscriptionStartsTheCallsAgain() {
+        int[] subscriptions = {0};
+        Mono<String> call = Mono.fromCallable(() -> "x" + ++subscriptions[0]);
+        Mono<List<String>> quorum = QuorumCollector.firstAcks("GET", List.of(call), 1, TIMEOUT);
+        assertThat(subscriptions[0]).as("cold until subscribed").isZero();
+        assertThat(quorum.block()).containsExactly("x1");
+        assertThat(quorum.block()).containsExactly("x2");
+    }
+}

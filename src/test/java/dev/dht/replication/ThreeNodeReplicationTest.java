@@ -1,0 +1,66 @@
+package dev.dht.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import org.junit.jupiter.api.Test;
+
+/**
+ * The course's scenarios on a 3-node cluster, plus the default quorum with one node down and the "respect RF"
+ * checks that count copies by starting one node at a time.
+ */
+class ThreeNodeReplicationTest extends ReplicationScenarios {
+    @Override
+    int size() {
+        return 3;
+    }
+
+    @Test
+    void defaultQuorumToleratesOneNodeDown() {
+        String id = key();
+        cluster.stop(2);
+        assertThat(node(0).put(id, "v", null)).isEqualTo(201);
+        assertValue(node(1).get(id, null), "v");
+        assertThat(node(1).delete(id, null)).isEqualTo(202);
+        assertThat(node(0).get(id, null).statusCode()).isEqualTo(404);
+    }
+
+    @Test
+    void restartedNodeThatMissedAWriteAnswersRightAtQuorum() {
+        String id = key();
+        cluster.stop(2);
+        assertThat(node(0).put(id, "v", "2/3")).isEqualTo(201);
+        cluster.start(2);
+        assertThat(cluster.storedAt(2, id)).as("node 2 missed the write").isNull();
+        assertValue(node(2).get(id, "2/3"), "v");
+    }
+
+    @Test
+    void respectReplicationFactorOne() {
+        String id = key();
+        assertThat(node(0).put(id, "v", "1/1")).isEqualTo(201);
+        assertThat(answersFromOneNodeAtATime(id, "1/1")).isEqualTo(1);
+    }
+
+    @Test
+    void respectReplicationFactorTwo() {
+        String id = key();
+        assertThat(node(0).put(id, "v", "2/2")).isEqualTo(201);
+        assertThat(answersFromOneNodeAtATime(id, "1/2")).isEqualTo(2);
+    }
+
+    /** Stops all nodes, then starts each alone and reads from it; counts the 200 answers. */
+    private int answersFromOneNodeAtATime(String id, String replicas) {
+        for (int i = 0; i < n; i++) {
+            cluster.stop(i);
+        }
+        int found = 0;
+        for (int i = 0; i < n; i++) {
+            cluster.start(i);
+            if (node(i).get(id, replicas).statusCode() == 200) {
+                found++;
+            }
+            cluster.stop(i);
+        }
+        return found;
+    }
+}

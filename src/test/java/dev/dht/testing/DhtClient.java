@@ -1,0 +1,73 @@
+package dev.dht.testing;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+
+/**
+ * A blocking v0 client for tests, as course clients use the API: one call per request, the status code and
+ * body returned as they came. Ids are percent-encoded as UTF-8.
+ */
+public final class DhtClient {
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    private final URI base;
+
+    public DhtClient(URI base) {
+        this.base = base;
+    }
+
+    /** PUT with an optional {@code replicas} ("ack/from", null for the default); returns the status. */
+    public int put(String id, byte[] value, String replicas) {
+        return send(HttpRequest.newBuilder(entity(id, replicas)).PUT(HttpRequest.BodyPublishers.ofByteArray(value))).statusCode();
+    }
+
+    /** PUT of a UTF-8 string value. */
+    public int put(String id, String value, String replicas) {
+        return put(id, value.getBytes(StandardCharsets.UTF_8), replicas);
+    }
+
+    /** GET; the response carries status and body bytes. */
+    public HttpResponse<byte[]> get(String id, String replicas) {
+        return send(HttpRequest.newBuilder(entity(id, replicas)).GET());
+    }
+
+    /** DELETE; returns the status. */
+    public int delete(String id, String replicas) {
+        return send(HttpRequest.newBuilder(entity(id, replicas)).DELETE()).statusCode();
+    }
+
+    /** Any request on a path and query of this node (already encoded). */
+    public HttpResponse<byte[]> send(String method, String pathAndQuery, byte[] body) {
+        return send(HttpRequest.newBuilder(base.resolve(pathAndQuery))
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
+    }
+
+    /** Base URL of the node this client talks to. */
+    public URI base() {
+        return base;
+    }
+
+    private URI entity(String id, String replicas) {
+        String query = "id=" + URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20")
+                + (replicas == null ? "" : "&replicas=" + replicas);
+        return base.resolve("/v0/entity?" + query);
+    }
+
+    private static HttpResponse<byte[]> send(HttpRequest.Builder request) {
+        try {
+            return HTTP.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofByteArray());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        }
+    }
+}

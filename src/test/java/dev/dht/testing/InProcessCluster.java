@@ -1,0 +1,153 @@
+package dev.dht.testing;
+
+import dev.dht.DhtApplication;
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.Record;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * N real nodes in this JVM, each its own Spring context with its own port, data dir, Netty resources and
+ * LevelDB, talking to each other over HTTP on loopback (after Cassandra's in-JVM dtests). A node can be
+ * stopped keeping its data and started again on the same port and dir. Each node's replica client carries a
+ * {@link ReplicaFaults} filter for delay injection.
+ */
+public final class InProcessCluster implements AutoCloseable {
+    /** Cluster secret used by all test nodes. */
+    public static final String SECRET = "test-cluster-secret";
+
+    private final List<URI> urls = new ArrayList<>();
+    private final List<Path> dataDirs = new ArrayList<>();
+    private final List<ReplicaFaults> faults = new ArrayList<>();
+    private final ConfigurableApplicationContext[] nodes;
+    private final Map<String, String> extraSettings;
+
+    private InProcessCluster(int size, Path root, Map<String, String> extraSettings) {
+        this.nodes = new ConfigurableApplicationContext[size];
+        this.extraSettings = extraSettings;
+        for (int i = 0; i < size; i++) {
+            urls.add(URI.create("http://localhost:" + freePort()));
+            dataDirs.add(root.resolve("node-" + i));
+            faults.add(new ReplicaFaults());
+        }
+    }
+
+    /** Starts {@code size} nodes with data dirs under {@code root}; {@code extraSettings} apply to every node. */
+    public static InProcessCluster start(int size, Path root, Map<String, String> extraSettings) {
+        InProcessCluster cluster = new InProcessCluster(size, root, extraSettings);
+        for (int i = 0; i < size; i++) {
+            cluster.start(i);
+        }
+        return cluster;
+    }
+
+    /** Starts {@code size} nodes with default settings. */
+    public static InProcessCluster start(int size, Path root) {
+        return start(size, root, Map.of());
+    }
+
+    /** Starts node {@code i} (again) on its port and data dir. */
+    public void start(int i) {
+        if (nodes[i] != null) {
+            throw new IllegalStateException("node " + i + " is running");
+        }
+        List<String> args = new ArrayList<>(List.of(
+                "--server.port=" + urls.get(i).getPort(),
+                "--dht.self=" + urls.get(i),
+                "--dht.nodes=" + urls.stream().map(URI::toString).collect(Collectors.joining(",")),
+                "--dht.data-dir=" + dataDirs.get(i),
+                "--dht.cluster-secret=" + SECRET,
+                "--spring.lifecycle.timeout-per-shutdown-phase=2s"));
+        extraSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
+        ReplicaFaults nodeFaults = faults.get(i);
+        nodes[i] = new SpringApplicationBuilder(DhtApplication.class)
+                .initializers(context -> context.getBeanFactory().registerSingleton("replicaFaults", nodeFaults))
+                .run(args.toArray(String[]::new));
+    }
+
+    /** Stops node {@code i}, keeping its data dir. */
+    public void stop(int i) {
+        if (nodes[i] != null) {
+            nodes[i].close();
+            nodes[i] = null;
+        }
+    }
+
+    /** Starts every stopped node and clears all injected faults. */
+    public void restoreAll() {
+        for (int i = 0; i < nodes.length; i++) {
+            faults.get(i).clear();
+            if (nodes[i] == null) {
+                start(i);
+            }
+        }
+    }
+
+    /** A client of node {@code i}. */
+    public DhtClient client(int i) {
+        return new DhtClient(urls.get(i));
+    }
+
+    /** Base URL of node {@code i}. */
+    public URI url(int i) {
+        return urls.get(i);
+    }
+
+    /** Number of nodes. */
+    public int size() {
+        return nodes.length;
+    }
+
+    /** The fault injector on node {@code i}'s replica client. */
+    public ReplicaFaults faults(int i) {
+        return faults.get(i);
+    }
+
+    /** A bean of running node {@code i}. */
+    public <T> T bean(int i, Class<T> type) {
+        return nodes[i].getBean(type);
+    }
+
+    /** What node {@code i} stores locally for {@code id} (reads its repository directly), or null. */
+    public Record storedAt(int i, String id) {
+        return bean(i, LocalStore.class).repository().get(id.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** Number of running nodes whose local store holds a live value for {@code id}. */
+    public long copiesOf(String id) {
+        long copies = 0;
+        for (int i = 0; i < nodes.length; i++) {
+            Record record = nodes[i] == null ? null : storedAt(i, id);
+            if (record != null && !record.isTombstone()) {
+                copies++;
+            }
+        }
+        return copies;
+    }
+
+    @Override
+    public void close() {
+        for (int i = 0; i < nodes.length; i++) {
+            stop(i);
+        }
+    }
+
+    private static int freePort() {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            socket.setReuseAddress(true);
+            return socket.getLocalPort();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+}
