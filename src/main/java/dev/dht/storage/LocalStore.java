@@ -1,5 +1,6 @@
 package dev.dht.storage;
 
+import java.io.IOException;
 import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -74,7 +75,7 @@ public final class LocalStore implements AutoCloseable {
      * by Spring on context close, after the web server has drained in-flight requests.
      */
     @Override
-    public void close() throws Exception {
+    public void close() throws IOException {
         storage.shutdown(10_000);
         repository.close();
     }

@@ -57,14 +57,24 @@ public final class StorageScheduler implements AutoCloseable {
         return rejections.sum();
     }
 
-    /** Stops taking tasks and waits up to {@code timeoutMs} ms for queued ones to finish. Blocks. */
-    public void shutdown(long timeoutMs) throws InterruptedException {
+    /**
+     * Stops taking tasks and waits up to {@code timeoutMs} ms for queued ones to finish. Blocks.
+     *
+     * @return true if all tasks finished in time
+     */
+    public boolean shutdown(long timeoutMs) {
         executor.shutdown();
-        executor.awaitTermination(timeoutMs, TimeUnit.MILLISECONDS);
+        try {
+            return executor.awaitTermination(timeoutMs, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
     }
 
+    /** {@link #shutdown(long)} with 10 s. */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         shutdown(10_000);
     }
 }
