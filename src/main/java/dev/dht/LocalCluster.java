@@ -1,7 +1,6 @@
 package dev.dht;
 
 import java.io.File;
-import java.net.URISyntaxException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.ArrayList;
@@ -77,9 +76,12 @@ public final class LocalCluster {
         }
     }
 
-    private static String ownJar() throws URISyntaxException {
-        String path = new File(LocalCluster.class.getProtectionDomain().getCodeSource().getLocation().toURI()).getPath();
-        int nested = path.indexOf(".jar");
-        return nested >= 0 ? path.substring(0, nested + 4) : path;
+    /** The executable jar this JVM was started from ({@code java -jar X}: the class path is exactly X). */
+    private static String ownJar() {
+        String classPath = System.getProperty("java.class.path", "");
+        if (!classPath.endsWith(".jar") || classPath.contains(File.pathSeparator)) {
+            throw new IllegalStateException("start the local cluster with: java -jar target/dht.jar " + COMMAND);
+        }
+        return new File(classPath).getAbsolutePath();
     }
 }

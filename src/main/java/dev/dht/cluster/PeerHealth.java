@@ -1,5 +1,7 @@
 package dev.dht.cluster;
 
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -29,6 +31,16 @@ public final class PeerHealth {
         Boolean previous = up.put(peer, Boolean.FALSE);
         if (!Boolean.FALSE.equals(previous)) {
             log.warn("peer {} is DOWN: {}", peer, cause.toString());
+        }
+    }
+
+    /** Registers Gauge {@code dht.peer.up} (1 up, 0 down; tag {@code peer}) for each of {@code peers}. */
+    public void bindGauges(Iterable<Node> peers, MeterRegistry registry) {
+        for (Node peer : peers) {
+            Gauge.builder("dht.peer.up", this, health -> health.isUp(peer) ? 1 : 0)
+                    .description("1 if the last exchange with the peer succeeded, else 0")
+                    .tag("peer", peer.name())
+                    .register(registry);
         }
     }
 

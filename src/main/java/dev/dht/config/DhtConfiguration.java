@@ -4,6 +4,9 @@ import dev.dht.cluster.ClusterTopology;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.ShardRouter;
+import dev.dht.metrics.ClientRequestMetrics;
+import dev.dht.metrics.ReplicaCallMetrics;
+import dev.dht.metrics.StorageMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RemoteReplica;
@@ -14,6 +17,7 @@ import dev.dht.storage.LocalStore;
 import dev.dht.storage.RecordRepository;
 import dev.dht.storage.StorageHealthIndicator;
 import dev.dht.storage.StorageScheduler;
+import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.ChannelOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -40,11 +44,19 @@ public class DhtConfiguration {
 
     /** This node's store; closed on shutdown after in-flight requests finished (storage queue first, then LevelDB). */
     @Bean
-    LocalStore localStore(DhtProperties properties, HybridLogicalClock clock) {
+    LocalStore localStore(DhtProperties properties, HybridLogicalClock clock, MeterRegistry registry) {
         DhtProperties.Storage settings = properties.storage();
         RecordRepository repository = LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync());
         StorageScheduler scheduler = new StorageScheduler(settings.threads(), settings.queueCapacity(), "storage");
-        return new LocalStore(repository, scheduler, clock);
+        StorageMetrics metrics = new StorageMetrics(registry);
+        LocalStore store = new LocalStore(repository, scheduler, clock, metrics);
+        metrics.bind(store, registry);
+        return store;
+    }
+
+    @Bean
+    ClientRequestMetrics clientRequestMetrics(MeterRegistry registry) {
+        return new ClientRequestMetrics(registry);
     }
 
     /** Actuator health contributor {@code leveldb} (also part of the readiness group). */
@@ -64,8 +76,10 @@ public class DhtConfiguration {
     }
 
     @Bean
-    PeerHealth peerHealth() {
-        return new PeerHealth();
+    PeerHealth peerHealth(ClusterTopology topology, MeterRegistry registry) {
+        PeerHealth health = new PeerHealth();
+        health.bindGauges(topology.nodes().stream().filter(node -> !node.self()).toList(), registry);
+        return health;
     }
 
     /**
@@ -105,13 +119,14 @@ public class DhtConfiguration {
 
     @Bean
     Coordinator coordinator(DhtProperties properties, ClusterTopology topology, ShardRouter router,
-                            LocalStore store, WebClient replicaWebClient, PeerHealth health) {
+                            LocalStore store, WebClient replicaWebClient, PeerHealth health, MeterRegistry registry) {
+        ReplicaCallMetrics callMetrics = new ReplicaCallMetrics(registry);
         Map<Node, Replica> replicas = new LinkedHashMap<>();
         for (Node node : topology.nodes()) {
             replicas.put(node, node.self()
                     ? new LocalReplica(store)
-                    : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health));
+                    : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics));
         }
-        return new Coordinator(router, replicas, store.clock(), properties.replicaTimeout());
+        return new Coordinator(router, replicas, store.clock(), properties.replicaTimeout(), registry);
     }
 }

@@ -7,7 +7,9 @@ import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import reactor.core.publisher.Mono;
@@ -25,16 +27,19 @@ public final class Coordinator {
     private final Map<Node, Replica> replicas;
     private final HybridLogicalClock clock;
     private final Duration timeout;
+    private final MeterRegistry registry;
 
     /**
      * @param replicas one {@link Replica} per node of the topology (self as a {@link LocalReplica})
      * @param timeout  how long to wait for {@code ack} answers before 504
      */
-    public Coordinator(ShardRouter router, Map<Node, Replica> replicas, HybridLogicalClock clock, Duration timeout) {
+    public Coordinator(ShardRouter router, Map<Node, Replica> replicas, HybridLogicalClock clock, Duration timeout,
+                       MeterRegistry registry) {
         this.router = router;
         this.replicas = Map.copyOf(replicas);
         this.clock = clock;
         this.timeout = timeout;
+        this.registry = registry;
     }
 
     /**
@@ -46,7 +51,7 @@ public final class Coordinator {
         for (Replica replica : replicasFor(id, rf)) {
             calls.add(replica.read(id));
         }
-        return QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout)
+        return counted("get", QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout))
                 .map(answers -> answers.stream()
                         .flatMap(Optional::stream)
                         .reduce(Record::newest));
@@ -67,7 +72,15 @@ public final class Coordinator {
         for (Replica replica : replicasFor(id, rf)) {
             calls.add(replica.write(id, record));
         }
-        return QuorumCollector.firstAcks(operation, calls, rf.ack(), timeout).then();
+        return counted(operation.toLowerCase(Locale.ROOT), QuorumCollector.firstAcks(operation, calls, rf.ack(), timeout)).then();
+    }
+
+    /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */
+    private <T> Mono<T> counted(String operation, Mono<T> quorum) {
+        return quorum
+                .doOnSuccess(ignored -> registry.counter("dht.quorum", "operation", operation, "outcome", "success").increment())
+                .doOnError(QuorumNotReachedException.class,
+                        ignored -> registry.counter("dht.quorum", "operation", operation, "outcome", "failure").increment());
     }
 
     private List<Replica> replicasFor(String id, ReplicationFactor rf) {

@@ -2,6 +2,7 @@ package dev.dht.replication;
 
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.storage.Record;
 import java.util.Optional;
 import org.springframework.http.HttpStatus;
@@ -19,10 +20,12 @@ public final class RemoteReplica implements Replica {
     private final WebClient client;
     private final String secret;
     private final PeerHealth health;
+    private final ReplicaCallMetrics metrics;
     private final String recordUri;
 
-    public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health) {
+    public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics) {
         this.node = node;
+        this.metrics = metrics;
         this.client = client;
         this.secret = secret;
         this.health = health;
@@ -31,7 +34,7 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(String id) {
-        return client.get()
+        return metrics.timed(node, "read", client.get()
                 .uri(recordUri, id)
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .exchangeToMono(response -> {
@@ -44,21 +47,21 @@ public final class RemoteReplica implements Replica {
                                 .map(bytes -> Optional.of(Record.decode(bytes)));
                     }
                     return response.createError();
-                })
+                }))
                 .doOnSuccess(ignored -> health.succeeded(node))
                 .doOnError(error -> health.failed(node, error));
     }
 
     @Override
     public Mono<Boolean> write(String id, Record record) {
-        return client.put()
+        return metrics.timed(node, "write", client.put()
                 .uri(recordUri, id)
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(record.encode())
                 .exchangeToMono(response -> response.statusCode().is2xxSuccessful()
                         ? response.releaseBody().thenReturn(Boolean.TRUE)
-                        : response.createError())
+                        : response.createError()))
                 .doOnSuccess(ignored -> health.succeeded(node))
                 .doOnError(error -> health.failed(node, error));
     }

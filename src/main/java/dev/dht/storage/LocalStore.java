@@ -1,5 +1,7 @@
 package dev.dht.storage;
 
+import dev.dht.metrics.StorageMetrics;
+import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.io.IOException;
 import java.util.Optional;
 import reactor.core.publisher.Flux;
@@ -14,16 +16,25 @@ public final class LocalStore implements AutoCloseable {
     private final RecordRepository repository;
     private final StorageScheduler storage;
     private final HybridLogicalClock clock;
+    private final StorageMetrics metrics;
 
-    public LocalStore(RecordRepository repository, StorageScheduler storage, HybridLogicalClock clock) {
+    /** A store whose operations are timed into {@code metrics}. */
+    public LocalStore(RecordRepository repository, StorageScheduler storage, HybridLogicalClock clock,
+                      StorageMetrics metrics) {
         this.repository = repository;
         this.storage = storage;
         this.clock = clock;
+        this.metrics = metrics;
+    }
+
+    /** A store without metrics (meters go to an empty registry). */
+    public LocalStore(RecordRepository repository, StorageScheduler storage, HybridLogicalClock clock) {
+        this(repository, storage, clock, new StorageMetrics(new CompositeMeterRegistry()));
     }
 
     /** The stored record, tombstones included; empty Optional if the key was never written. */
     public Mono<Optional<Record>> read(byte[] key) {
-        return Mono.fromCallable(() -> Optional.ofNullable(repository.get(key)))
+        return Mono.fromCallable(() -> metrics.get().recordCallable(() -> Optional.ofNullable(repository.get(key))))
                 .subscribeOn(storage.scheduler());
     }
 
@@ -34,7 +45,7 @@ public final class LocalStore implements AutoCloseable {
     public Mono<Boolean> write(byte[] key, Record record) {
         return Mono.fromCallable(() -> {
             clock.observe(record.timestamp());
-            return repository.upsert(key, record);
+            return metrics.upsert().recordCallable(() -> repository.upsert(key, record));
         }).subscribeOn(storage.scheduler());
     }
 
@@ -47,7 +58,7 @@ public final class LocalStore implements AutoCloseable {
      */
     public Flux<KeyedRecord> range(byte[] start, byte[] end) {
         return Flux.<KeyedRecord, RecordRepository.Cursor>generate(
-                        () -> repository.range(start, end),
+                        () -> metrics.range().record(() -> repository.range(start, end)),
                         (cursor, sink) -> {
                             if (cursor.hasNext()) {
                                 sink.next(cursor.next());

@@ -1,0 +1,75 @@
+package dev.dht.metrics;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatusCode;
+import org.springframework.web.server.ServerWebExchange;
+import org.springframework.web.server.WebFilter;
+import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Mono;
+
+/**
+ * Times client requests of the v0 API as Timer {@code dht.client.requests} (Prometheus
+ * {@code dht_client_requests_seconds_*}) with tags {@code operation} (get, put, delete, range, status, other)
+ * and {@code status} (the HTTP status code), as a percentile histogram for p50/p99/p99.9 in Prometheus.
+ *
+ * <p>The time is taken when the response is committed, so it includes error answers written by the error
+ * handler; for a range it is the time to the first byte. Non-blocking.
+ */
+public final class ClientRequestMetrics implements WebFilter {
+    private final MeterRegistry registry;
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+
+    public ClientRequestMetrics(MeterRegistry registry) {
+        this.registry = registry;
+    }
+
+    @Override
+    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        String operation = operationOf(exchange);
+        if (operation == null) {
+            return chain.filter(exchange);
+        }
+        long started = System.nanoTime();
+        exchange.getResponse().beforeCommit(() -> {
+            HttpStatusCode status = exchange.getResponse().getStatusCode();
+            timer(operation, status == null ? 200 : status.value()).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+            return Mono.empty();
+        });
+        return chain.filter(exchange);
+    }
+
+    private Timer timer(String operation, int status) {
+        return timers.computeIfAbsent(operation + status, key -> Timer.builder("dht.client.requests")
+                .description("Client requests of the v0 API, time to response commit")
+                .tag("operation", operation)
+                .tag("status", Integer.toString(status))
+                .publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofNanos(100_000))
+                .maximumExpectedValue(Duration.ofSeconds(10))
+                .register(registry));
+    }
+
+    private static String operationOf(ServerWebExchange exchange) {
+        String path = exchange.getRequest().getPath().value();
+        HttpMethod method = exchange.getRequest().getMethod();
+        if ("/v0/entity".equals(path)) {
+            if (HttpMethod.GET.equals(method)) {
+                return "get";
+            }
+            if (HttpMethod.PUT.equals(method)) {
+                return "put";
+            }
+            return HttpMethod.DELETE.equals(method) ? "delete" : "other";
+        }
+        if ("/v0/entities".equals(path)) {
+            return "range";
+        }
+        return "/v0/status".equals(path) ? "status" : null;
+    }
+}
