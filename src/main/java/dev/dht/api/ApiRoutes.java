@@ -6,6 +6,7 @@ import dev.dht.cluster.ClusterTopology;
 import dev.dht.config.DhtProperties;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.InternalProtocol;
+import dev.dht.replication.RangeCoordinator;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
@@ -28,10 +29,10 @@ public class ApiRoutes {
 
     @Bean
     RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
-                                            LocalStore store, HealthEndpoint health) {
+                                            RangeCoordinator rangeCoordinator, HealthEndpoint health) {
         int maxValue = (int) properties.maxValueSize().toBytes();
         EntityHandler entity = new EntityHandler(coordinator, topology, new RequestBodyReader(maxValue));
-        RangeHandler range = new RangeHandler(store);
+        RangeHandler range = new RangeHandler(rangeCoordinator);
         StatusHandler status = new StatusHandler(health);
         return RouterFunctions.route()
                 .GET("/v0/entity", entity::get)
@@ -52,6 +53,7 @@ public class ApiRoutes {
         return RouterFunctions.route()
                 .GET(InternalProtocol.RECORD_PATH, records::read)
                 .PUT(InternalProtocol.RECORD_PATH, records::write)
+                .GET(InternalProtocol.RANGE_PATH, records::range)
                 .filter(new ClusterSecretFilter(properties.clusterSecret()))
                 .build();
     }

@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import dev.dht.replication.QuorumNotReachedException;
+import dev.dht.replication.RangeUnavailableException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
@@ -24,7 +25,7 @@ import reactor.core.publisher.Mono;
  *       unknown paths)</li>
  *   <li>{@link PayloadTooLargeException}: 413</li>
  *   <li>{@link RejectedExecutionException} (storage queue full): 503 with {@code Retry-After: 1}</li>
- *   <li>{@link QuorumNotReachedException}: 504</li>
+ *   <li>{@link QuorumNotReachedException}, {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
  * A failure after the response was committed (mid-stream) cannot change the status: the connection is then
@@ -48,7 +49,7 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         } else if (failure instanceof PayloadTooLargeException) {
             status = HttpStatus.CONTENT_TOO_LARGE;
             message = failure.getMessage();
-        } else if (failure instanceof QuorumNotReachedException) {
+        } else if (failure instanceof QuorumNotReachedException || failure instanceof RangeUnavailableException) {
             status = HttpStatus.GATEWAY_TIMEOUT;
             message = failure.getMessage();
         } else if (isOverload(failure)) {

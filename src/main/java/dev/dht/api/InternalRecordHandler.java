@@ -1,16 +1,19 @@
 package dev.dht.api;
 
+import dev.dht.replication.RangeFrameCodec;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.BodyInserters;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 
 /**
- * The replica side of {@code /internal/record} (see {@link dev.dht.replication.InternalProtocol}): reads and
+ * The replica side of {@code /internal/record} and {@code /internal/range} (see {@link dev.dht.replication.InternalProtocol}): reads and
  * last-write-wins writes of this node's store, records carried with their timestamps and tombstone flags.
  * Guarded by {@link ClusterSecretFilter}. Storage work runs on the storage scheduler.
  */
@@ -39,6 +42,19 @@ public final class InternalRecordHandler {
                 .map(InternalRecordHandler::decode)
                 .flatMap(record -> store.write(key, record))
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
+    }
+
+    /**
+     * {@code GET /internal/range?start=S[&end=E]}: this node's local records in the range, tombstones included,
+     * as {@link RangeFrameCodec} frames, streamed with backpressure from a LevelDB snapshot.
+     */
+    public Mono<ServerResponse> range(ServerRequest request) {
+        byte[] start = RequestParameters.required(request, "start").getBytes(StandardCharsets.UTF_8);
+        byte[] end = RequestParameters.optional(request, "end").map(e -> e.getBytes(StandardCharsets.UTF_8)).orElse(null);
+        return ServerResponse.ok()
+                .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .body(BodyInserters.fromDataBuffers(
+                        RangeFrameCodec.encode(store.range(start, end), DefaultDataBufferFactory.sharedInstance)));
     }
 
     private static Record decode(byte[] body) {

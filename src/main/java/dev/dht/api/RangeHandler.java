@@ -1,8 +1,7 @@
 package dev.dht.api;
 
+import dev.dht.replication.RangeCoordinator;
 import dev.dht.storage.KeyedRecord;
-import dev.dht.storage.LocalStore;
-import java.nio.charset.StandardCharsets;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferFactory;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
@@ -15,33 +14,33 @@ import reactor.core.publisher.Mono;
 
 /**
  * {@code GET /v0/entities?start=S[&end=E]}: 200 with a chunked body, one chunk {@code key\nvalue} per live key
- * in {@code [start, end)}, in unsigned byte order of the keys' UTF-8 form; tombstones are skipped.
+ * of the whole cluster in {@code [start, end)}, in unsigned byte order of the keys' UTF-8 form, newest value
+ * each; tombstones are skipped ({@link RangeCoordinator}).
  *
- * <p>Streams with backpressure: records are read from the store only as fast as the client consumes them, so
- * memory stays bounded whatever the size of the range. Replication parameters are not supported on ranges
- * (400).
+ * <p>Streams with backpressure: records are read only as fast as the client consumes them, so memory stays
+ * bounded whatever the size of the range. If a node cannot serve its part the answer is 504 before the first
+ * byte, or a body cut off without its terminating chunk after it. Replication parameters are not supported on
+ * ranges (400).
  */
 public final class RangeHandler {
     private static final DataBufferFactory BUFFERS = DefaultDataBufferFactory.sharedInstance;
 
-    private final LocalStore store;
+    private final RangeCoordinator coordinator;
 
-    public RangeHandler(LocalStore store) {
-        this.store = store;
+    public RangeHandler(RangeCoordinator coordinator) {
+        this.coordinator = coordinator;
     }
 
     /** Streams the range; 400 for a missing/empty start, an empty end, or replication parameters. */
     public Mono<ServerResponse> stream(ServerRequest request) {
-        byte[] start = RequestParameters.required(request, "start").getBytes(StandardCharsets.UTF_8);
-        byte[] end = RequestParameters.optional(request, "end").map(e -> e.getBytes(StandardCharsets.UTF_8)).orElse(null);
+        String start = RequestParameters.required(request, "start");
+        String end = RequestParameters.optional(request, "end").orElse(null);
         for (String unsupported : new String[] {"replicas", "ack", "from"}) {
             if (request.queryParam(unsupported).isPresent()) {
                 throw new BadRequestException("'" + unsupported + "' is not supported on /v0/entities");
             }
         }
-        Flux<DataBuffer> chunks = store.range(start, end)
-                .filter(entry -> !entry.record().isTombstone())
-                .map(RangeHandler::chunk);
+        Flux<DataBuffer> chunks = coordinator.range(start, end).map(RangeHandler::chunk);
         return ServerResponse.ok()
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .body(BodyInserters.fromDataBuffers(chunks));

@@ -9,6 +9,7 @@ import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.metrics.StorageMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
+import dev.dht.replication.RangeCoordinator;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
 import dev.dht.storage.HybridLogicalClock;
@@ -21,6 +22,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.netty.channel.ChannelOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -117,9 +119,10 @@ public class DhtConfiguration {
         return builder.build();
     }
 
+    /** One replica per node, in topology order: this node in-process, peers over the internal protocol. */
     @Bean
-    Coordinator coordinator(DhtProperties properties, ClusterTopology topology, ShardRouter router,
-                            LocalStore store, WebClient replicaWebClient, PeerHealth health, MeterRegistry registry) {
+    Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, WebClient replicaWebClient,
+                      PeerHealth health, MeterRegistry registry) {
         ReplicaCallMetrics callMetrics = new ReplicaCallMetrics(registry);
         Map<Node, Replica> replicas = new LinkedHashMap<>();
         for (Node node : topology.nodes()) {
@@ -127,6 +130,21 @@ public class DhtConfiguration {
                     ? new LocalReplica(store)
                     : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics));
         }
-        return new Coordinator(router, replicas, store.clock(), properties.replicaTimeout(), registry);
+        return new Replicas(replicas);
+    }
+
+    @Bean
+    Coordinator coordinator(DhtProperties properties, ShardRouter router, Replicas replicas, LocalStore store,
+                            MeterRegistry registry) {
+        return new Coordinator(router, replicas.byNode(), store.clock(), properties.replicaTimeout(), registry);
+    }
+
+    @Bean
+    RangeCoordinator rangeCoordinator(Replicas replicas) {
+        return new RangeCoordinator(List.copyOf(replicas.byNode().values()));
+    }
+
+    /** The replica of every node, in topology order. */
+    record Replicas(Map<Node, Replica> byNode) {
     }
 }

@@ -3,7 +3,9 @@ package dev.dht.replication;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
+import dev.dht.storage.KeyedRecord;
 import java.util.Optional;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /** This node as a replica: calls its {@link LocalStore} in-process (no HTTP to itself). */
@@ -22,5 +24,10 @@ public final class LocalReplica implements Replica {
     @Override
     public Mono<Boolean> write(String id, Record record) {
         return store.write(id.getBytes(StandardCharsets.UTF_8), record);
+    }
+
+    @Override
+    public Flux<KeyedRecord> range(String start, String end) {
+        return store.range(start.getBytes(StandardCharsets.UTF_8), end == null ? null : end.getBytes(StandardCharsets.UTF_8));
     }
 }

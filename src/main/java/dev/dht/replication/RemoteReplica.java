@@ -4,10 +4,13 @@ import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.storage.Record;
+import dev.dht.storage.KeyedRecord;
 import java.util.Optional;
+import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -16,6 +19,9 @@ import reactor.core.publisher.Mono;
  * Every outcome is reported to {@link PeerHealth}. Non-blocking.
  */
 public final class RemoteReplica implements Replica {
+    /** Body buffers (each up to a few KiB) read ahead of the range decoder. */
+    private static final int BODY_PREFETCH = 4;
+
     private final Node node;
     private final WebClient client;
     private final String secret;
@@ -64,6 +70,22 @@ public final class RemoteReplica implements Replica {
                         : response.createError()))
                 .doOnSuccess(ignored -> health.succeeded(node))
                 .doOnError(error -> health.failed(node, error));
+    }
+
+    @Override
+    public Flux<KeyedRecord> range(String start, String end) {
+        String uri = node.url() + InternalProtocol.RANGE_PATH + (end == null ? "?start={start}" : "?start={start}&end={end}");
+        Object[] variables = end == null ? new Object[] {start} : new Object[] {start, end};
+        return metrics.timed(node, "range", client.get()
+                        .uri(uri, variables)
+                        .header(InternalProtocol.SECRET_HEADER, secret)
+                        .exchangeToFlux(response -> response.statusCode().is2xxSuccessful()
+                                ? RangeFrameCodec.decode(response.bodyToFlux(DataBuffer.class), node.name(), BODY_PREFETCH)
+                                : response.<KeyedRecord>createError().flux()))
+                .doOnComplete(() -> health.succeeded(node))
+                .doOnError(error -> health.failed(node, error))
+                .onErrorMap(error -> !(error instanceof RangeUnavailableException),
+                        error -> new RangeUnavailableException(node.name(), error));
     }
 
     /** The peer this replica talks to. */

@@ -1,7 +1,9 @@
 package dev.dht.replication;
 
 import dev.dht.storage.Record;
+import dev.dht.storage.KeyedRecord;
 import java.util.Optional;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -18,4 +20,12 @@ public interface Replica {
      * (an older record is acknowledged too, without being written).
      */
     Mono<Boolean> write(String id, Record record);
+
+    /**
+     * The replica's local records in {@code [start, end)} (UTF-8 byte order), tombstones included, with
+     * backpressure. Fails with {@link RangeUnavailableException} if the replica cannot serve it all.
+     *
+     * @param end exclusive bound, or null for no bound
+     */
+    Flux<KeyedRecord> range(String start, String end);
 }

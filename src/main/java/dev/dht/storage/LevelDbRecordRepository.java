@@ -7,6 +7,9 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.stream.Stream;
 import org.iq80.leveldb.DB;
 import org.iq80.leveldb.DBIterator;
@@ -33,6 +36,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
     private final Path directory;
     private final WriteOptions writeOptions;
     private final Object[] locks = new Object[LOCK_STRIPES];
+    private final Set<SnapshotCursor> openCursors = ConcurrentHashMap.newKeySet();
     private volatile boolean open = true;
 
     private LevelDbRecordRepository(DB db, Path directory, boolean sync) {
@@ -85,7 +89,9 @@ public final class LevelDbRecordRepository implements RecordRepository {
         Snapshot snapshot = db.getSnapshot();
         DBIterator iterator = db.iterator(new ReadOptions().snapshot(snapshot).fillCache(false));
         iterator.seek(start);
-        return new SnapshotCursor(snapshot, iterator, end);
+        SnapshotCursor cursor = new SnapshotCursor(snapshot, iterator, end, openCursors::remove);
+        openCursors.add(cursor);
+        return cursor;
     }
 
     @Override
@@ -102,9 +108,13 @@ public final class LevelDbRecordRepository implements RecordRepository {
         return open;
     }
 
+    /** Closes every open cursor (a stream still reading ends as if cut off), then the database. */
     @Override
     public void close() throws IOException {
         open = false;
+        for (SnapshotCursor cursor : openCursors) {
+            cursor.close();
+        }
         db.close();
     }
 
@@ -113,17 +123,22 @@ public final class LevelDbRecordRepository implements RecordRepository {
         private final Snapshot snapshot;
         private final DBIterator iterator;
         private final byte[] end;
+        private final Consumer<SnapshotCursor> onClose;
         private boolean closed;
 
-        SnapshotCursor(Snapshot snapshot, DBIterator iterator, byte[] end) {
+        SnapshotCursor(Snapshot snapshot, DBIterator iterator, byte[] end, Consumer<SnapshotCursor> onClose) {
             this.snapshot = snapshot;
             this.iterator = iterator;
             this.end = end;
+            this.onClose = onClose;
         }
 
         @Override
         public synchronized boolean hasNext() {
-            if (closed || !iterator.hasNext()) {
+            if (closed) {
+                throw new IllegalStateException("range cursor closed (the store is closing)");
+            }
+            if (!iterator.hasNext()) {
                 return false;
             }
             return end == null || Arrays.compareUnsigned(iterator.peekNext().getKey(), end) < 0;
@@ -132,7 +147,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
         @Override
         public synchronized KeyedRecord next() {
             if (!hasNext()) {
-                throw new NoSuchElementException();
+                throw new NoSuchElementException("end of range");
             }
             Map.Entry<byte[], byte[]> entry = iterator.next();
             return new KeyedRecord(entry.getKey(), Record.decode(entry.getValue()));
@@ -144,6 +159,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
                 return;
             }
             closed = true;
+            onClose.accept(this);
             try {
                 iterator.close();
                 snapshot.close();

@@ -36,7 +36,11 @@ public interface RecordRepository extends Closeable {
     /** True while the store is open and usable. */
     boolean isOpen();
 
-    /** A closeable iterator over a range; not thread-safe, but {@link #close()} may race with {@link #next()}. */
+    /**
+     * A closeable iterator over a range. {@link #close()} may race with {@link #next()} (a cancel from another
+     * thread). Once closed, {@link #hasNext()} throws {@link IllegalStateException}, so a stream whose cursor was
+     * closed under it (the store shutting down) fails instead of ending as if complete.
+     */
     interface Cursor extends Iterator<KeyedRecord>, Closeable {
         @Override
         void close();

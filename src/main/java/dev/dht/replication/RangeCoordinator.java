@@ -1,0 +1,55 @@
+package dev.dht.replication;
+
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.List;
+import reactor.core.publisher.Flux;
+
+/**
+ * Serves a range over the whole cluster: every node streams its local range in key order (tombstones
+ * included), the streams are merged by key ({@link Flux#mergeComparing}), the newest record per key is kept
+ * ({@link Record#newest}) and tombstones are dropped.
+ *
+ * <p>Memory is bounded: each source is prefetched at most {@link #PREFETCH} records, and peers are read only
+ * as fast as the client consumes (HTTP/1.1 flow control through the WebClient body). A client that goes away
+ * cancels every source. Keys written with a small {@code from} may live on one node only, so every node must
+ * serve its part: a failing node fails the stream with {@link RangeUnavailableException}. Non-blocking.
+ */
+public final class RangeCoordinator {
+    /** Records buffered per source. */
+    public static final int PREFETCH = 16;
+    private static final Comparator<KeyedRecord> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.key(), b.key());
+
+    private final List<Replica> nodes;
+
+    /** @param nodes one replica per node of the cluster, self included */
+    public RangeCoordinator(List<Replica> nodes) {
+        this.nodes = List.copyOf(nodes);
+    }
+
+    /**
+     * The live records in {@code [start, end)} across the cluster, in unsigned key order, newest version each.
+     *
+     * @param end exclusive bound, or null for no bound
+     */
+    public Flux<KeyedRecord> range(String start, String end) {
+        @SuppressWarnings("unchecked") // generic array for the varargs of mergeComparing
+        Flux<KeyedRecord>[] sources = nodes.stream().map(node -> node.range(start, end)).toArray(Flux[]::new);
+        return Flux.mergeComparing(PREFETCH, KEY_ORDER, sources)
+                .bufferUntilChanged(KeyedRecord::key, Arrays::equals)
+                .map(RangeCoordinator::newest)
+                .filter(entry -> !entry.record().isTombstone());
+    }
+
+    private static KeyedRecord newest(List<KeyedRecord> versions) {
+        KeyedRecord newest = versions.get(0);
+        for (int i = 1; i < versions.size(); i++) {
+            if (Record.newest(newest.record(), versions.get(i).record()) != newest.record()) {
+                newest = versions.get(i);
+            }
+        }
+        return newest;
+    }
+}

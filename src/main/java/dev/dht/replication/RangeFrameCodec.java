@@ -1,0 +1,147 @@
+package dev.dht.replication;
+
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferFactory;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * Wire format of {@code GET /internal/range}: a sequence of frames, then an end marker.
+ * <pre>
+ * frame:      int32 keyLength (big-endian, &gt;= 0) | key bytes | int32 recordLength | record bytes (Record layout)
+ * end marker: int32 -1
+ * </pre>
+ * The end marker lets the coordinator tell a complete stream from one cut short (a peer that died mid-stream):
+ * a body that ends without it fails with {@link IllegalStateException}.
+ */
+public final class RangeFrameCodec {
+    private static final int END_OF_STREAM = -1;
+
+    private RangeFrameCodec() {
+    }
+
+    /** One frame for {@code entry}. */
+    public static DataBuffer encode(KeyedRecord entry, DataBufferFactory buffers) {
+        byte[] key = entry.key();
+        byte[] record = entry.record().encode();
+        DataBuffer buffer = buffers.allocateBuffer(8 + key.length + record.length);
+        writeInt(buffer, key.length);
+        buffer.write(key);
+        writeInt(buffer, record.length);
+        buffer.write(record);
+        return buffer;
+    }
+
+    /** The end marker. */
+    public static DataBuffer endOfStream(DataBufferFactory buffers) {
+        DataBuffer buffer = buffers.allocateBuffer(4);
+        writeInt(buffer, END_OF_STREAM);
+        return buffer;
+    }
+
+    /** Frames for a whole stream: each entry, then the end marker. */
+    public static Flux<DataBuffer> encode(Flux<KeyedRecord> entries, DataBufferFactory buffers) {
+        return entries.map(entry -> encode(entry, buffers)).concatWith(Mono.fromSupplier(() -> endOfStream(buffers)));
+    }
+
+    /**
+     * Decodes a body split into arbitrary buffers (each is released). Holds at most one incomplete frame and
+     * {@code prefetch} buffers. Fails if the body ends without the end marker or has bytes after it.
+     *
+     * @param source names the peer in error messages
+     */
+    public static Flux<KeyedRecord> decode(Flux<DataBuffer> body, String source, int prefetch) {
+        return Flux.defer(() -> {
+            FrameReader reader = new FrameReader(source);
+            return body.concatMapIterable(reader::feed, prefetch).concatWith(Mono.fromRunnable(reader::finish));
+        });
+    }
+
+    private static void writeInt(DataBuffer buffer, int value) {
+        buffer.write(new byte[] {(byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value});
+    }
+
+    /** Reassembles frames from buffers; not thread-safe (used by one serial stream). */
+    private static final class FrameReader {
+        private final String source;
+        private byte[] pending = new byte[8192];
+        private int length;
+        private boolean ended;
+
+        FrameReader(String source) {
+            this.source = source;
+        }
+
+        List<KeyedRecord> feed(DataBuffer buffer) {
+            try {
+                int incoming = buffer.readableByteCount();
+                if (length + incoming > pending.length) {
+                    pending = Arrays.copyOf(pending, Math.max(pending.length * 2, length + incoming));
+                }
+                buffer.read(pending, length, incoming);
+                length += incoming;
+            } finally {
+                DataBufferUtils.release(buffer);
+            }
+            List<KeyedRecord> frames = new ArrayList<>();
+            int offset = 0;
+            while (true) {
+                if (ended) {
+                    if (offset < length) {
+                        throw new IllegalStateException("range stream from " + source + " has bytes after its end marker");
+                    }
+                    break;
+                }
+                if (length - offset < 4) {
+                    break;
+                }
+                int keyLength = readInt(offset);
+                if (keyLength == END_OF_STREAM) {
+                    ended = true;
+                    offset += 4;
+                    continue;
+                }
+                if (keyLength < 0 || length - offset < 8 + keyLength) {
+                    checkLength(keyLength);
+                    break;
+                }
+                int recordLength = readInt(offset + 4 + keyLength);
+                checkLength(recordLength);
+                int frameLength = 8 + keyLength + recordLength;
+                if (length - offset < frameLength) {
+                    break;
+                }
+                byte[] key = Arrays.copyOfRange(pending, offset + 4, offset + 4 + keyLength);
+                byte[] record = Arrays.copyOfRange(pending, offset + 8 + keyLength, offset + frameLength);
+                frames.add(new KeyedRecord(key, Record.decode(record)));
+                offset += frameLength;
+            }
+            System.arraycopy(pending, offset, pending, 0, length - offset);
+            length -= offset;
+            return frames;
+        }
+
+        void finish() {
+            if (!ended) {
+                throw new IllegalStateException("range stream from " + source + " ended without its end marker ("
+                        + length + " bytes of an incomplete frame)");
+            }
+        }
+
+        private void checkLength(int value) {
+            if (value < 0) {
+                throw new IllegalStateException("range stream from " + source + " has a negative frame length " + value);
+            }
+        }
+
+        private int readInt(int at) {
+            return (pending[at] & 0xff) << 24 | (pending[at + 1] & 0xff) << 16 | (pending[at + 2] & 0xff) << 8 | (pending[at + 3] & 0xff);
+        }
+    }
+}
