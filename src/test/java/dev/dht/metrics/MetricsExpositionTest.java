@@ -1,0 +1,54 @@
+package dev.dht.metrics;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.testing.DhtClient;
+import dev.dht.testing.InProcessCluster;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The metrics the dashboards are built on, as Prometheus scrapes them from {@code /actuator/prometheus} of a
+ * live 2-node cluster after requests of every kind, including a 504 with the peer down.
+ */
+class MetricsExpositionTest {
+
+    @Test
+    void everyDashboardMetricIsExposedWithItsTags(@TempDir Path root) {
+        try (InProcessCluster cluster = InProcessCluster.start(2, root)) {
+            DhtClient node = cluster.client(0);
+            assertThat(node.put("m1", "v", "2/2")).isEqualTo(201);
+            assertThat(node.get("m1", "2/2").statusCode()).isEqualTo(200);
+            assertThat(node.get("absent", null).statusCode()).isEqualTo(404);
+            assertThat(node.delete("m1", null)).isEqualTo(202);
+            assertThat(node.send("GET", "/v0/entities?start=m", new byte[0]).statusCode()).isEqualTo(200);
+            cluster.stop(1);
+            assertThat(node.put("m2", "v", "2/2")).isEqualTo(504);
+
+            String scrape = new String(node.send("GET", "/actuator/prometheus", new byte[0]).body(), StandardCharsets.UTF_8);
+            String self = "node=\"" + cluster.url(0) + "\"";
+            String peer = "peer=\"localhost:" + cluster.url(1).getPort() + "\"";
+            assertThat(scrape).contains(
+                    "dht_client_requests_seconds_bucket{",
+                    "operation=\"put\",status=\"201\"",
+                    "operation=\"get\",status=\"404\"",
+                    "operation=\"delete\",status=\"202\"",
+                    "operation=\"range\",status=\"200\"",
+                    "operation=\"put\",status=\"504\"",
+                    "dht_quorum_total{",
+                    "operation=\"put\",outcome=\"failure\"",
+                    "operation=\"get\",outcome=\"success\"",
+                    "dht_storage_operations_seconds_bucket{",
+                    "operation=\"upsert\"",
+                    "dht_storage_size_bytes{",
+                    "dht_storage_queue_depth{",
+                    "dht_storage_rejections_total{",
+                    self);
+            assertThat(scrape).containsPattern("dht_replica_calls_seconds_count\\{[^}]*operation=\"write\",outcome=\"ok\"," + peer);
+            assertThat(scrape).containsPattern("dht_replica_calls_seconds_count\\{[^}]*operation=\"write\",outcome=\"error\"," + peer);
+            assertThat(scrape).containsPattern("dht_peer_up\\{[^}]*" + peer + "[^}]*} 0\\.0");
+        }
+    }
+}
