@@ -28,6 +28,11 @@ public class ApiRoutes {
     }
 
     @Bean
+    InFlightRequestLimit inFlightRequestLimit(DhtProperties properties) {
+        return new InFlightRequestLimit(properties.maxInFlightRequests());
+    }
+
+    @Bean
     RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
                                             RangeCoordinator rangeCoordinator, HealthEndpoint health) {
         int maxValue = (int) properties.maxValueSize().toBytes();

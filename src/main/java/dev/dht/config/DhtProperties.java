@@ -25,6 +25,7 @@ import org.springframework.util.unit.DataSize;
  *                        {@code ack} answers before 504. Default 1s
  * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
  * @param replicaPoolSize pooled connections per peer. Default 64
+ * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
  * @param storage         storage settings
  */
 @ConfigurationProperties("dht")
@@ -36,6 +37,7 @@ public record DhtProperties(
         @DefaultValue("1s") Duration replicaTimeout,
         @DefaultValue("") String clusterSecret,
         @DefaultValue("64") int replicaPoolSize,
+        @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue Storage storage) {
 
     /** Validates every setting; see the record comment. */
@@ -69,6 +71,9 @@ public record DhtProperties(
         }
         if (replicaTimeout.isNegative() || replicaTimeout.isZero()) {
             throw new InvalidSettingException("dht.replica-timeout", "must be positive, was " + replicaTimeout);
+        }
+        if (maxInFlightRequests < 1) {
+            throw new InvalidSettingException("dht.max-in-flight-requests", "must be at least 1, was " + maxInFlightRequests);
         }
         if (replicaPoolSize < 1) {
             throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);

@@ -6,6 +6,7 @@ import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import org.springframework.core.Ordered;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
@@ -21,7 +22,7 @@ import reactor.core.publisher.Mono;
  * <p>The time is taken when the response is committed, so it includes error answers written by the error
  * handler; for a range it is the time to the first byte. Non-blocking.
  */
-public final class ClientRequestMetrics implements WebFilter {
+public final class ClientRequestMetrics implements WebFilter, Ordered {
     private final MeterRegistry registry;
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
 
@@ -42,6 +43,12 @@ public final class ClientRequestMetrics implements WebFilter {
             return Mono.empty();
         });
         return chain.filter(exchange);
+    }
+
+    /** First of all filters, so that requests refused by later filters are counted too. */
+    @Override
+    public int getOrder() {
+        return Ordered.HIGHEST_PRECEDENCE;
     }
 
     private Timer timer(String operation, int status) {
