@@ -17,7 +17,8 @@ import reactor.core.publisher.Mono;
 /**
  * Coordinates a client request: route the id to its replicas ({@link ShardRouter}), fan out to the
  * {@code from} replicas in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and
- * reconcile ({@link Record#newest}). Any node may coordinate any key.
+ * reconcile ({@link Record#newest}), repairing stale replicas among the answers in the background (read
+ * repair). Any node may coordinate any key.
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
  * {@code dht.replica-timeout}. Non-blocking: safe on an event loop.
@@ -47,14 +48,37 @@ public final class Coordinator {
      * them has a record. A tombstone is returned as such (the caller answers 404).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        List<Mono<Optional<Record>>> calls = new ArrayList<>(rf.from());
+        List<Mono<ReplicaRead>> calls = new ArrayList<>(rf.from());
         for (Replica replica : replicasFor(id, rf)) {
-            calls.add(replica.read(id));
+            calls.add(replica.read(id).map(record -> new ReplicaRead(replica, record)));
         }
         return counted("get", QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout))
-                .map(answers -> answers.stream()
-                        .flatMap(Optional::stream)
-                        .reduce(Record::newest));
+                .map(answers -> {
+                    Optional<Record> newest = answers.stream()
+                            .flatMap(answer -> answer.record().stream())
+                            .reduce(Record::newest);
+                    newest.ifPresent(record -> repairStale(id, record, answers));
+                    return newest;
+                });
+    }
+
+    /**
+     * Read repair: sends {@code newest} to every answering replica that returned an older record or none.
+     * Fire-and-forget: the client's answer does not wait for it, and a failed repair is only counted (the next
+     * read repairs again). Counter {@code dht.read.repairs} (tag outcome: ok, error).
+     */
+    private void repairStale(String id, Record newest, List<ReplicaRead> answers) {
+        for (ReplicaRead answer : answers) {
+            if (answer.record().isEmpty() || newest.supersedes(answer.record().get())) {
+                answer.replica().write(id, newest).subscribe(
+                        applied -> registry.counter("dht.read.repairs", "outcome", "ok").increment(),
+                        error -> registry.counter("dht.read.repairs", "outcome", "error").increment());
+            }
+        }
+    }
+
+    /** One replica's answer to a read. */
+    private record ReplicaRead(Replica replica, Optional<Record> record) {
     }
 
     /** Stores {@code value} under {@code id}, stamped with this node's clock. */
