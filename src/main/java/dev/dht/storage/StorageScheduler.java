@@ -1,6 +1,11 @@
 package dev.dht.storage;
 
 import java.util.concurrent.ArrayBlockingQueue;
+import java.util.concurrent.Callable;
+import java.util.concurrent.Executors;
+import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionHandler;
+import java.util.concurrent.RunnableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -16,6 +21,11 @@ import reactor.core.scheduler.Schedulers;
  * <p>A fixed number of threads takes tasks from a bounded queue. When the queue is full a task is rejected at
  * once ({@link RejectedExecutionException}, answered as 503 with Retry-After) instead of queueing without
  * bound: under overload the node sheds load promptly and keeps its memory.
+ *
+ * <p>Cancelling a task (a client that went away) never interrupts its thread: Reactor cancels the futures of
+ * an executor service with {@code cancel(true)}, and an interrupt would close the file channels of the
+ * pure-Java LevelDB engine for good ({@code ClosedByInterruptException}). A task already running finishes; a
+ * queued one is skipped.
  */
 public final class StorageScheduler implements AutoCloseable {
     private final ThreadPoolExecutor executor;
@@ -34,11 +44,10 @@ public final class StorageScheduler implements AutoCloseable {
             thread.setDaemon(true);
             return thread;
         };
-        this.executor = new ThreadPoolExecutor(threads, threads, 0, TimeUnit.MILLISECONDS,
-                new ArrayBlockingQueue<>(queueCapacity), factory, (task, pool) -> {
-                    rejections.increment();
-                    throw new RejectedExecutionException("storage queue full (" + queueCapacity + " tasks waiting)");
-                });
+        this.executor = new NonInterruptingPool(threads, queueCapacity, factory, (task, pool) -> {
+            rejections.increment();
+            throw new RejectedExecutionException("storage queue full (" + queueCapacity + " tasks waiting)");
+        });
         this.scheduler = Schedulers.fromExecutorService(executor, namePrefix);
     }
 
@@ -76,5 +85,34 @@ public final class StorageScheduler implements AutoCloseable {
     @Override
     public void close() {
         shutdown(10_000);
+    }
+
+    /** A fixed pool whose futures ignore {@code mayInterruptIfRunning}. */
+    private static final class NonInterruptingPool extends ThreadPoolExecutor {
+        NonInterruptingPool(int threads, int queueCapacity, ThreadFactory factory, RejectedExecutionHandler onFull) {
+            super(threads, threads, 0, TimeUnit.MILLISECONDS, new ArrayBlockingQueue<>(queueCapacity), factory, onFull);
+        }
+
+        @Override
+        protected <T> RunnableFuture<T> newTaskFor(Callable<T> callable) {
+            return new NonInterruptingTask<>(callable);
+        }
+
+        @Override
+        protected <T> RunnableFuture<T> newTaskFor(Runnable runnable, T value) {
+            return new NonInterruptingTask<>(Executors.callable(runnable, value));
+        }
+    }
+
+    /** A future whose cancel never interrupts the thread running it. */
+    private static final class NonInterruptingTask<T> extends FutureTask<T> {
+        NonInterruptingTask(Callable<T> callable) {
+            super(callable);
+        }
+
+        @Override
+        public boolean cancel(boolean mayInterruptIfRunning) {
+            return super.cancel(false);
+        }
     }
 }
