@@ -14,7 +14,7 @@ import net.openhft.hashing.LongHashFunction;
  * {@code from} are the first {@code from} entries, so a smaller {@code from} is always a prefix of a larger
  * one, and adding or removing a node moves only the keys for which that node is or becomes a replica.
  *
- * <p>Pure computation: thread-safe, never blocks, no allocation beyond the returned list.
+ * <p>Pure computation: thread-safe, never blocks, allocates only the returned list.
  */
 public final class ShardRouter {
     private final List<Node> nodes;
@@ -31,16 +31,20 @@ public final class ShardRouter {
     public List<Node> preferenceList(byte[] key) {
         int n = nodes.size();
         long[] weights = new long[n];
-        Integer[] order = new Integer[n];
+        Node[] order = new Node[n];
         for (int i = 0; i < n; i++) {
-            weights[i] = nodeHashes[i].hashBytes(key);
-            order[i] = i;
+            long weight = nodeHashes[i].hashBytes(key);
+            // insertion sort by descending unsigned weight (n is a handful); equal weights keep config order
+            int at = i;
+            while (at > 0 && Long.compareUnsigned(weights[at - 1], weight) < 0) {
+                weights[at] = weights[at - 1];
+                order[at] = order[at - 1];
+                at--;
+            }
+            weights[at] = weight;
+            order[at] = nodes.get(i);
         }
-        Arrays.sort(order, (a, b) -> {
-            int byWeight = Long.compareUnsigned(weights[b], weights[a]);
-            return byWeight != 0 ? byWeight : Integer.compare(a, b);
-        });
-        return Arrays.stream(order).map(nodes::get).toList();
+        return Arrays.asList(order);
     }
 
     /**
