@@ -18,12 +18,10 @@ COPY --from=layers /build/extracted/dependencies/ ./
 COPY --from=layers /build/extracted/spring-boot-loader/ ./
 COPY --from=layers /build/extracted/snapshot-dependencies/ ./
 COPY --from=layers /build/extracted/application/ ./
-# A restarted peer comes back with a new IP address: cache DNS answers 1 s and failed lookups not at all
-# (the JVM's defaults are 30 s and 10 s). The data dir belongs to the non-root user that runs the node.
-RUN printf 'networkaddress.cache.ttl=1\nnetworkaddress.cache.negative.ttl=0\n' > /app/dns.security \
-    && mkdir -p /var/lib/dht && chown 10001:10001 /var/lib/dht
+# The data dir belongs to the non-root user that runs the node.
+RUN mkdir -p /var/lib/dht && chown 10001:10001 /var/lib/dht
 USER 10001:10001
 ENV SERVER_PORT=8080 DHT_DATA_DIR=/var/lib/dht
 VOLUME /var/lib/dht
 EXPOSE 8080
-ENTRYPOINT ["java", "-Djava.security.properties=/app/dns.security", "org.springframework.boot.loader.launch.JarLauncher"]
+ENTRYPOINT ["java", "org.springframework.boot.loader.launch.JarLauncher"]
