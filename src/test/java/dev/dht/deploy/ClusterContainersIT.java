@@ -3,6 +3,7 @@ package dev.dht.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.ContainerNetwork;
@@ -31,6 +32,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -62,7 +65,7 @@ class ClusterContainersIT {
     private static final Path PROJECT = Path.of("").toAbsolutePath();
     private static final String JRE_IMAGE = System.getProperty("dht.it.jre-image", "localhost/dht-base:test");
     /** On every container, network and image of this test, so that {@code .ci/run} can remove what a crashed run left. */
-    static final Map<String, String> LABELS = Map.of("dev.dht.it", "true");
+    private static final Map<String, String> LABELS = Map.of("dev.dht.it", "true");
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
     private static final Duration HEAL_TIMEOUT = Duration.ofSeconds(30);
     private static final AtomicInteger KEYS = new AtomicInteger();
@@ -74,6 +77,7 @@ class ClusterContainersIT {
     private static DockerClient docker;
     private static int port;
     private static String readinessPath;
+    private static long memoryLimit;
 
     @BeforeAll
     static void startCluster() throws Exception {
@@ -103,7 +107,7 @@ class ClusterContainersIT {
         Container pod = K8S.nodeContainer();
         port = pod.getPorts().get(0).getContainerPort();
         readinessPath = pod.getReadinessProbe().getHttpGet().getPath();
-        long memoryLimit = Quantity.getAmountInBytes(pod.getResources().getLimits().get("memory")).longValueExact();
+        memoryLimit = Quantity.getAmountInBytes(pod.getResources().getLimits().get("memory")).longValueExact();
         byte[] secret = new byte[24];
         new SecureRandom().nextBytes(secret);
         String clusterSecret = HexFormat.of().formatHex(secret);
@@ -172,6 +176,20 @@ class ClusterContainersIT {
                 assertThat(read.body()).isEqualTo("value of " + key);
             }
         }
+    }
+
+    @Test
+    void heapIsSizedFromTheContainersMemoryLimit() throws IOException {
+        Matcher option = Pattern.compile("-XX:MaxRAMPercentage=(\\d+)").matcher(K8S.podEnvironment(0, any -> "").get("JAVA_TOOL_OPTIONS"));
+        assertThat(option.find()).isTrue();
+        double expected = memoryLimit * Double.parseDouble(option.group(1)) / 100;
+
+        HttpResponse<String> heap = send(HttpRequest.newBuilder(uri(0, "/actuator/metrics/jvm.memory.max?tag=area:heap")));
+
+        assertThat(heap.statusCode()).isEqualTo(200);
+        // the heap's pools add up to a little less than the maximum heap (a survivor space is not counted)
+        assertThat(new ObjectMapper().readTree(heap.body()).at("/measurements/0/value").asDouble())
+                .as("max heap of dht-0, with a %d-byte memory limit", memoryLimit).isBetween(0.9 * expected, expected);
     }
 
     @Test

@@ -196,15 +196,12 @@ class KubernetesManifestsTest {
                 .contains("DHT_SELF", "DHT_NODES", "DHT_DATA_DIR", "DHT_CLUSTER_SECRET");
         assertThat(settings.self()).isEqualTo(URI.create("http://dht-1.dht:8080"));
         assertThat(settings.nodes()).hasSize(3);
-        assertThat(settings.clusterSecret()).isEqualTo(TEST_SECRET.apply(k8s.nodeContainer().getEnv().stream()
-                .filter(variable -> "DHT_CLUSTER_SECRET".equals(variable.getName())).findFirst().orElseThrow()
-                .getValueFrom().getSecretKeyRef()));
+        assertThat(settings.clusterSecret()).isEqualTo(TEST_SECRET.apply(clusterSecret().getValueFrom().getSecretKeyRef()));
     }
 
     @Test
     void clusterSecretComesFromASecretThatTheRepositoryDoesNotHold() throws IOException {
-        EnvVar secret = k8s.nodeContainer().getEnv().stream()
-                .filter(variable -> "DHT_CLUSTER_SECRET".equals(variable.getName())).findFirst().orElseThrow();
+        EnvVar secret = clusterSecret();
 
         assertThat(secret.getValue()).as("inlined value").isNull();
         assertThat(secret.getValueFrom().getSecretKeyRef().getName()).isNotBlank();
@@ -349,6 +346,11 @@ class KubernetesManifestsTest {
             assertThat(image.name()).isEqualTo(k8s.nodeContainer().getImage());
             assertThat(render.nodeContainer().getImage()).isEqualTo(image.newName() + ":" + image.newTag());
         });
+    }
+
+    private static EnvVar clusterSecret() {
+        return k8s.nodeContainer().getEnv().stream().filter(variable -> "DHT_CLUSTER_SECRET".equals(variable.getName()))
+                .findFirst().orElseThrow(() -> new AssertionError("no DHT_CLUSTER_SECRET in the StatefulSet's env"));
     }
 
     /** Kind and name of every object; a generated ConfigMap's name without kustomize's hash suffix. */
