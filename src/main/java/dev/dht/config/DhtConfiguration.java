@@ -38,6 +38,8 @@ import reactor.netty.resources.ConnectionProvider;
 @Configuration(proxyBeanMethods = false)
 @EnableConfigurationProperties(DhtProperties.class)
 public class DhtConfiguration {
+    /** Longest time a peer's resolved address is reused before its name is looked up again. */
+    private static final Duration PEER_ADDRESS_MAX_TTL = Duration.ofSeconds(1);
 
     @Bean
     HybridLogicalClock hybridLogicalClock() {
@@ -110,7 +112,10 @@ public class DhtConfiguration {
         ReactorClientHttpConnector connector = new ReactorClientHttpConnector(resources, client -> client
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                 .responseTimeout(timeout)
-                .keepAlive(true));
+                .keepAlive(true)
+                // A restarted peer (a pod, a container) keeps its name but gets a new address. Netty's resolver would
+                // cache the old one for the DNS record's TTL (a day with podman's aardvark-dns), so cap it at 1 s.
+                .resolver(dns -> dns.cacheMaxTimeToLive(PEER_ADDRESS_MAX_TTL)));
         int maxBody = (int) properties.maxValueSize().toBytes() + 1024;
         WebClient.Builder builder = WebClient.builder()
                 .clientConnector(connector)

@@ -1,0 +1,27 @@
+# The dht node image: Spring Boot's layered jar on an Eclipse Temurin 17 JRE, run as a non-root user.
+#
+#   ./mvnw -B -DskipTests package && docker build -t REGISTRY/dht:TAG . && docker push REGISTRY/dht:TAG
+#
+# JRE_IMAGE is the runtime base; the container tests (ClusterContainersIT) build this same file on a local
+# JRE image instead, as no registry is reachable there.
+ARG JRE_IMAGE=eclipse-temurin:17-jre
+
+# Split the jar into its layers (dependencies change less often than the application).
+FROM ${JRE_IMAGE} AS layers
+WORKDIR /build
+COPY target/dht.jar dht.jar
+RUN java -Djarmode=tools -jar dht.jar extract --layers --launcher --destination extracted
+
+FROM ${JRE_IMAGE}
+WORKDIR /app
+COPY --from=layers /build/extracted/dependencies/ ./
+COPY --from=layers /build/extracted/spring-boot-loader/ ./
+COPY --from=layers /build/extracted/snapshot-dependencies/ ./
+COPY --from=layers /build/extracted/application/ ./
+# The data dir belongs to the non-root user that runs the node.
+RUN mkdir -p /var/lib/dht && chown 10001:10001 /var/lib/dht
+USER 10001:10001
+ENV SERVER_PORT=8080 DHT_DATA_DIR=/var/lib/dht
+VOLUME /var/lib/dht
+EXPOSE 8080
+ENTRYPOINT ["java", "org.springframework.boot.loader.launch.JarLauncher"]

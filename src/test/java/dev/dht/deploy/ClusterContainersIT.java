@@ -1,0 +1,343 @@
+package dev.dht.deploy;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.github.dockerjava.api.DockerClient;
+import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.ContainerNetwork;
+import com.github.dockerjava.api.model.ExposedPort;
+import com.github.dockerjava.api.model.Image;
+import com.github.dockerjava.api.model.Ports;
+import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.Quantity;
+import io.fabric8.kubernetes.api.model.apps.StatefulSet;
+import java.io.File;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ConditionEvaluationResult;
+import org.junit.jupiter.api.extension.ExecutionCondition;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
+import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.GenericContainer;
+import org.testcontainers.containers.Network;
+import org.testcontainers.containers.wait.strategy.Wait;
+import org.testcontainers.images.builder.ImageFromDockerfile;
+import org.testcontainers.lifecycle.Startables;
+import org.testcontainers.utility.DockerImageName;
+
+/**
+ * The 3-node cluster of {@code k8s/} as containers: the image built from the project's {@code Dockerfile} (on a
+ * local JRE base, {@code localhost/dht-base:test} unless {@code -Ddht.it.jre-image=...}), each node with the
+ * environment the StatefulSet gives its pod and the network name its pod would have ({@code dht-0.dht}, ...).
+ * Then one node is stopped, restarted on its data, and cut off from the network.
+ *
+ * <p>Runs wherever a container engine is found (and fails if that engine cannot be used); skipped with one
+ * message where there is none. Podman without a Docker engine: {@code .ci/run} shows the set-up.
+ */
+@ExtendWith(ClusterContainersIT.RequiresContainerEngine.class)
+class ClusterContainersIT {
+    private static final Path PROJECT = Path.of("").toAbsolutePath();
+    private static final String JRE_IMAGE = System.getProperty("dht.it.jre-image", "localhost/dht-base:test");
+    /** On every container, network and image of this test, so that {@code .ci/run} can remove what a crashed run left. */
+    private static final Map<String, String> LABELS = Map.of("dev.dht.it", "true");
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+    private static final Duration HEAL_TIMEOUT = Duration.ofSeconds(30);
+    private static final AtomicInteger KEYS = new AtomicInteger();
+
+    private static final KubernetesManifests K8S = KubernetesManifests.readKustomization(PROJECT.resolve("k8s"));
+    private static final List<GenericContainer<?>> NODES = new ArrayList<>();
+    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    private static Network network;
+    private static DockerClient docker;
+    private static int port;
+    private static String readinessPath;
+    private static long memoryLimit;
+
+    @BeforeAll
+    static void startCluster() throws Exception {
+        try {
+            docker = DockerClientFactory.instance().client();
+        } catch (IllegalStateException e) {
+            throw new IllegalStateException("a container engine is here (" + RequiresContainerEngine.engineHint().orElse("?")
+                    + ") but Testcontainers cannot use it (its log above says why). Podman without Docker: "
+                    + "eval \"$(.ci/setup-podman.sh)\" exports what Testcontainers needs, as .ci/run does", e);
+        }
+        try {
+            docker.inspectImageCmd(JRE_IMAGE).exec();
+        } catch (NotFoundException e) {
+            throw new IllegalStateException("the JRE base image " + JRE_IMAGE + " is missing: build it with "
+                    + ".ci/build-jre-image.sh " + JRE_IMAGE + " (no registry needed), or run with -Ddht.it.jre-image=IMAGE", e);
+        }
+        Path jar = PROJECT.resolve("target/dht.jar");
+        assertThat(jar).as("target/dht.jar (the package phase builds it before this test)").isRegularFile();
+        String image = new ImageFromDockerfile()
+                .withFileFromPath("Dockerfile", PROJECT.resolve("Dockerfile"))
+                .withFileFromPath("target/dht.jar", jar)
+                .withBuildArg("JRE_IMAGE", JRE_IMAGE)
+                .withBuildImageCmdModifier(build -> build.withLabels(LABELS))
+                .get();
+
+        StatefulSet statefulSet = K8S.one(StatefulSet.class);
+        Container pod = K8S.nodeContainer();
+        port = pod.getPorts().get(0).getContainerPort();
+        readinessPath = pod.getReadinessProbe().getHttpGet().getPath();
+        memoryLimit = Quantity.getAmountInBytes(pod.getResources().getLimits().get("memory")).longValueExact();
+        byte[] secret = new byte[24];
+        new SecureRandom().nextBytes(secret);
+        String clusterSecret = HexFormat.of().formatHex(secret);
+        network = Network.builder().createNetworkCmdModifier(create -> create.withLabels(LABELS)).build();
+        for (int ordinal = 0; ordinal < statefulSet.getSpec().getReplicas(); ordinal++) {
+            String name = statefulSet.getMetadata().getName() + "-" + ordinal + "." + statefulSet.getSpec().getServiceName();
+            NODES.add(new GenericContainer<>(DockerImageName.parse(image))
+                    .withImagePullPolicy(imageName -> false)
+                    .withNetwork(network)
+                    .withNetworkAliases(name)
+                    .withEnv(K8S.podEnvironment(ordinal, reference -> clusterSecret))
+                    .withLabels(LABELS)
+                    .withExposedPorts(port)
+                    .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit))
+                    .waitingFor(Wait.forHttp(readinessPath).forPort(port).forStatusCode(200).withStartupTimeout(START_TIMEOUT)));
+        }
+        Startables.deepStart(NODES).join();
+    }
+
+    @AfterAll
+    static void stopCluster() throws IOException {
+        Path logs = Files.createDirectories(PROJECT.resolve("target/failsafe-reports"));
+        for (int ordinal = 0; ordinal < NODES.size(); ordinal++) {
+            GenericContainer<?> node = NODES.get(ordinal);
+            if (node.getContainerId() != null) {
+                Files.writeString(logs.resolve("ClusterContainersIT-dht-" + ordinal + ".log"), node.getLogs());
+            }
+            node.stop();   // removes the container and its volume
+        }
+        if (network != null) {
+            network.close();
+        }
+        if (docker != null) {
+            removeImagesBuiltHere();
+        }
+    }
+
+    /** The node image and its build stages (Ryuk, which would remove them, does not run everywhere): newest first. */
+    private static void removeImagesBuiltHere() {
+        List<Image> built = new ArrayList<>(docker.listImagesCmd().withShowAll(true)
+                .withLabelFilter(Map.of(DockerClientFactory.TESTCONTAINERS_SESSION_ID_LABEL, DockerClientFactory.SESSION_ID)).exec());
+        built.sort(Comparator.comparing(Image::getCreated).reversed());
+        for (Image image : built) {
+            try {
+                docker.removeImageCmd(image.getId()).withForce(true).exec();
+            } catch (NotFoundException alreadyRemovedWithItsChild) {
+                // an untagged parent goes with the image built on it
+            }
+        }
+    }
+
+    /** Every test starts from a whole cluster: all nodes answer, and a 3/3 write and read work. */
+    @BeforeEach
+    void clusterIsWhole() {
+        awaitWholeCluster();
+    }
+
+    @Test
+    void twoOfThreeWriteThenReadWorksThroughEveryNode() {
+        for (int writer = 0; writer < NODES.size(); writer++) {
+            String key = newKey("via-dht-" + writer);
+            assertThat(put(writer, key, "value of " + key, "2/3").statusCode()).as("PUT 2/3 via dht-%d", writer).isEqualTo(201);
+            for (int reader = 0; reader < NODES.size(); reader++) {
+                HttpResponse<String> read = get(reader, key, "2/3");
+                assertThat(read.statusCode()).as("GET 2/3 via dht-%d of a key written via dht-%d", reader, writer).isEqualTo(200);
+                assertThat(read.body()).isEqualTo("value of " + key);
+            }
+        }
+    }
+
+    @Test
+    void heapIsSizedFromTheContainersMemoryLimit() throws IOException {
+        Matcher option = Pattern.compile("-XX:MaxRAMPercentage=(\\d+)").matcher(K8S.podEnvironment(0, any -> "").get("JAVA_TOOL_OPTIONS"));
+        assertThat(option.find()).isTrue();
+        double expected = memoryLimit * Double.parseDouble(option.group(1)) / 100;
+
+        HttpResponse<String> heap = send(HttpRequest.newBuilder(uri(0, "/actuator/metrics/jvm.memory.max?tag=area:heap")));
+
+        assertThat(heap.statusCode()).isEqualTo(200);
+        // the heap's pools add up to a little less than the maximum heap (a survivor space is not counted)
+        assertThat(new ObjectMapper().readTree(heap.body()).at("/measurements/0/value").asDouble())
+                .as("max heap of dht-0, with a %d-byte memory limit", memoryLimit).isBetween(0.9 * expected, expected);
+    }
+
+    @Test
+    void withOneNodeStoppedTwoOfThreeWorksAndThreeOfThreeTimesOutThenTheRestartedNodeServesItsData() {
+        String before = newKey("stop-before");
+        String during = newKey("stop-during");
+        assertThat(put(0, before, "v-before", "3/3").statusCode()).as("PUT 3/3 before the stop").isEqualTo(201);
+
+        docker.stopContainerCmd(NODES.get(2).getContainerId()).withTimeout(30).exec();   // SIGTERM, graceful
+        try {
+            for (int node = 0; node < 2; node++) {
+                assertThat(put(node, during + node, "v-during", "2/3").statusCode()).as("PUT 2/3 via dht-%d", node).isEqualTo(201);
+                assertThat(get(node, before, "2/3").statusCode()).as("GET 2/3 via dht-%d", node).isEqualTo(200);
+                assertThat(get(node, before, "3/3").statusCode()).as("GET 3/3 via dht-%d, dht-2 stopped", node).isEqualTo(504);
+                assertThat(put(node, during + "-all-" + node, "v", "3/3").statusCode()).as("PUT 3/3 via dht-%d, dht-2 stopped", node).isEqualTo(504);
+            }
+        } finally {
+            docker.startContainerCmd(NODES.get(2).getContainerId()).exec();   // the same container: same volume
+        }
+        awaitReady(2);
+
+        // dht-2's own store, read without coordination: the record it had before the stop is still there.
+        HttpResponse<String> local = send(HttpRequest.newBuilder(uri(2, "/v0/entities?start=" + encode(before)
+                + "&end=" + encode(before + "0"))));
+        assertThat(local.statusCode()).isEqualTo(200);
+        assertThat(local.body()).as("dht-2's local records from %s", before).isEqualTo(before + "\nv-before");
+        for (int node = 0; node < 2; node++) {
+            HttpResponse<String> missed = get(2, during + node, "2/3");
+            assertThat(missed.statusCode()).as("GET 2/3 via dht-2 of a key written while it was stopped").isEqualTo(200);
+            assertThat(missed.body()).isEqualTo("v-during");
+        }
+        awaitWholeCluster();
+    }
+
+    @Test
+    void aPartitionedNodeLeavesTwoOfThreeWorkingAndTheClusterAnswersThreeOfThreeAfterItReconnects() {
+        String key = newKey("partition");
+        String alias = NODES.get(2).getNetworkAliases().stream().filter(name -> name.startsWith("dht-")).findFirst().orElseThrow();
+
+        docker.disconnectFromNetworkCmd().withNetworkId(network.getId()).withContainerId(NODES.get(2).getContainerId()).exec();
+        try {
+            for (int node = 0; node < 2; node++) {
+                assertThat(put(node, key + node, "v-partition", "2/3").statusCode()).as("PUT 2/3 via dht-%d", node).isEqualTo(201);
+                assertThat(get(node, key + node, "2/3").body()).as("GET 2/3 via dht-%d", node).isEqualTo("v-partition");
+                assertThat(get(node, key + node, "3/3").statusCode()).as("GET 3/3 via dht-%d, dht-2 cut off", node).isEqualTo(504);
+            }
+        } finally {
+            docker.connectToNetworkCmd().withNetworkId(network.getId()).withContainerId(NODES.get(2).getContainerId())
+                    .withContainerNetwork(new ContainerNetwork().withAliases(alias)).exec();
+        }
+
+        // Peers see dht-2's new address within their DNS cache time (1 s in the image).
+        await("3/3 through every node after the reconnect").atMost(HEAL_TIMEOUT).pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions()
+                .until(() -> Stream.of(0, 1, 2).allMatch(node -> get(node, key + 0, "3/3").statusCode() == 200
+                        && put(node, key + "-healed-" + node, "v", "3/3").statusCode() == 201));
+        assertThat(get(2, key + 1, "3/3").body()).isEqualTo("v-partition");
+    }
+
+    private static void awaitWholeCluster() {
+        for (int node = 0; node < NODES.size(); node++) {
+            awaitReady(node);
+        }
+        String key = newKey("whole");
+        await("a 3/3 write and read through every node").atMost(HEAL_TIMEOUT).pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions()
+                .until(() -> Stream.of(0, 1, 2).allMatch(node -> put(node, key, "v", "3/3").statusCode() == 201
+                        && get(node, key, "3/3").statusCode() == 200));
+    }
+
+    private static void awaitReady(int node) {
+        await("dht-" + node + " ready").atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+                .until(() -> send(HttpRequest.newBuilder(uri(node, readinessPath))).statusCode() == 200);
+    }
+
+    private static String newKey(String purpose) {
+        return "it-" + purpose + "-" + KEYS.incrementAndGet() + "-" + System.nanoTime();
+    }
+
+    private static HttpResponse<String> put(int node, String key, String value, String replicas) {
+        return send(HttpRequest.newBuilder(entity(node, key, replicas)).PUT(HttpRequest.BodyPublishers.ofString(value)));
+    }
+
+    private static HttpResponse<String> get(int node, String key, String replicas) {
+        return send(HttpRequest.newBuilder(entity(node, key, replicas)));
+    }
+
+    private static URI entity(int node, String key, String replicas) {
+        return uri(node, "/v0/entity?id=" + encode(key) + "&replicas=" + replicas);
+    }
+
+    /** The node's address on this machine, asked of the engine each time: a restarted container may get another port. */
+    private static URI uri(int node, String pathAndQuery) {
+        Ports.Binding[] bindings = docker.inspectContainerCmd(NODES.get(node).getContainerId()).exec()
+                .getNetworkSettings().getPorts().getBindings().get(ExposedPort.tcp(port));
+        return URI.create("http://" + NODES.get(node).getHost() + ":" + bindings[0].getHostPortSpec() + pathAndQuery);
+    }
+
+    private static String encode(String text) {
+        return URLEncoder.encode(text, StandardCharsets.UTF_8);
+    }
+
+    private static HttpResponse<String> send(HttpRequest.Builder request) {
+        HttpRequest built = request.timeout(Duration.ofSeconds(10)).build();
+        try {
+            return HTTP.send(built, HttpResponse.BodyHandlers.ofString());
+        } catch (IOException e) {
+            throw new AssertionError(built.method() + " " + built.uri() + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(built.method() + " " + built.uri() + ": interrupted", e);
+        }
+    }
+
+    /**
+     * Skips the class, with one message, only where no container engine can be found at all: no DOCKER_HOST, no
+     * Docker or Podman socket in the usual places, no docker or podman program, and not on CI. Anywhere else the
+     * tests run, and an engine that Testcontainers cannot use fails them.
+     */
+    static final class RequiresContainerEngine implements ExecutionCondition {
+        @Override
+        public ConditionEvaluationResult evaluateExecutionCondition(ExtensionContext context) {
+            Optional<String> engine = engineHint();
+            return engine.map(hint -> ConditionEvaluationResult.enabled("container engine: " + hint))
+                    .orElseGet(() -> ConditionEvaluationResult.disabled("no container engine found (no DOCKER_HOST, no "
+                            + "Docker or Podman socket, no docker or podman on PATH): the 3-node container tests did not run. "
+                            + "To run them: start Docker, or set up Podman as .ci/run does"));
+        }
+
+        static Optional<String> engineHint() {
+            Map<String, String> env = System.getenv();
+            if ("true".equals(env.get("CI"))) {
+                return Optional.of("CI=true, where the container tests must run");
+            }
+            if (env.containsKey("DOCKER_HOST")) {
+                return Optional.of("DOCKER_HOST=" + env.get("DOCKER_HOST"));
+            }
+            String runtimeDir = env.getOrDefault("XDG_RUNTIME_DIR", "/run/user/" + env.getOrDefault("UID", "0"));
+            Optional<String> socket = Stream.of("/var/run/docker.sock", "/run/podman/podman.sock",
+                            runtimeDir + "/podman/podman.sock", System.getProperty("user.home") + "/.docker/run/docker.sock")
+                    .filter(path -> Files.exists(Path.of(path))).findFirst();
+            if (socket.isPresent()) {
+                return socket.map(path -> "socket " + path);
+            }
+            return Stream.of(env.getOrDefault("PATH", "").split(File.pathSeparator))
+                    .filter(dir -> !dir.isEmpty())
+                    .flatMap(dir -> Stream.of(Path.of(dir, "docker"), Path.of(dir, "podman")))
+                    .filter(Files::isExecutable).findFirst().map(program -> "program " + program);
+        }
+    }
+}
