@@ -119,7 +119,7 @@ log() { echo "$(date +%H:%M:%S) $*" | tee -a "$OUT/run.log" >&2; }
 kv() { sed -n "s/^$2=//p" "$1" | head -1; }                           # kv FILE KEY: a key=value file's value
 calc() { awk "BEGIN { printf \"%s\", ($1) }"; }                        # calc 'EXPR': awk arithmetic
 int() { awk "BEGIN { printf \"%d\", ($1) + 0.5 }"; }                   # int 'EXPR': rounded
-errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 %" (none = no answer), or "none"
+errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 %" (none = no answer), or "-"
   awk -F= '/^requests=/ { total = $2 } /^status\.[^.]*\.errors=/ && $2 > 0 { split($1, key, "."); n[key[2]] = $2 }
     END { for (s in n) { printf "%s%s: %.2f %%", sep, s, 100 * n[s] / total; sep = ", " } if (!sep) printf "-" }' "$1"
 }
@@ -164,13 +164,13 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
       curl -sf -o /dev/null -m 1 "$url/v0/status" && continue 2
       sleep 0.25
     done
-    log "no answer from $url/v0/status within 60 s"; return 1
+    log "no answer from $url/v0/status within 60 s; see the logs in $OUT"; return 1
   done
 }
 
 # start_target KIND NAME: starts fresh processes; sets URLS (comma-separated), PIDS and LOGS (arrays)
 start_target() {
-  local kind="$1" name="$2" dir="$OUT/$2" port ports=() nodes="" secret i
+  local kind="$1" name="$2" dir="$OUT/$2" port ports=() nodes="" secret
   mkdir -p "$dir"
   PIDS=(); LOGS=()
   case "$kind" in
@@ -180,7 +180,9 @@ start_target() {
       PIDS+=($!); LOGS+=("$dir/baseline.log"); URLS="http://127.0.0.1:$port" ;;
     node|cluster)
       local count=1; [ "$kind" = cluster ] && count=3
-      for i in $(seq 1 $count); do ports+=("$(free_port)"); done
+      while [ ${#ports[@]} -lt $count ]; do
+        port=$(free_port); case " ${ports[*]} " in *" $port "*) ;; *) ports+=("$port") ;; esac
+      done
       for port in "${ports[@]}"; do nodes="${nodes:+$nodes,}http://127.0.0.1:$port"; done
       secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
       for port in "${ports[@]}"; do
