@@ -74,12 +74,8 @@ final class JarCluster implements AutoCloseable {
     }
 
     /** Stops node {@code index} gracefully (SIGTERM) and waits for it to exit. */
-    void stop(int index) throws InterruptedException {
-        Process process = processes[index];
-        process.destroy();
-        if (!process.waitFor(30, TimeUnit.SECONDS)) {
-            process.destroyForcibly().waitFor();
-        }
+    void stop(int index) {
+        terminate(processes[index]);
     }
 
     /** Starts node {@code index} again on its port and data, and waits until it is ready. */
@@ -92,21 +88,26 @@ final class JarCluster implements AutoCloseable {
     public void close() {
         for (Process process : processes) {
             if (process != null) {
-                process.destroy();
+                process.destroy();    // all at once, then wait for each
             }
         }
         for (Process process : processes) {
-            if (process == null) {
-                continue;
+            if (process != null) {
+                terminate(process);
             }
-            try {
-                if (!process.waitFor(30, TimeUnit.SECONDS)) {
-                    process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-                }
-            } catch (InterruptedException e) {
-                process.destroyForcibly();
-                Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Ends {@code process}: SIGTERM, up to 30 s for it to exit, then SIGKILL. */
+    static void terminate(Process process) {
+        process.destroy();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
             }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
         }
     }
 

@@ -10,10 +10,8 @@ public class GetRecentSimulation extends TapeSimulation {
     /** Declares the scenario; Gatling instantiates it. */
     public GetRecentSimulation() {
         super(true);
-        setUp(scenario("GET existing keys, recent first")
+        run(scenario("GET existing keys, recent first")
                 .feed(keys.preloadedRecent())
-                .exec(get("GET recent key"))
-                .injectOpen(settings.injection()))
-                .protocols(settings.protocol());
+                .exec(get("GET recent key")));
     }
 }

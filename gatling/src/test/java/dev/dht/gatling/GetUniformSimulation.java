@@ -7,10 +7,8 @@ public class GetUniformSimulation extends TapeSimulation {
     /** Declares the scenario; Gatling instantiates it. */
     public GetUniformSimulation() {
         super(true);
-        setUp(scenario("GET existing keys, uniform")
+        run(scenario("GET existing keys, uniform")
                 .feed(keys.preloadedUniform())
-                .exec(get("GET existing key"))
-                .injectOpen(settings.injection()))
-                .protocols(settings.protocol());
+                .exec(get("GET existing key")));
     }
 }

@@ -148,11 +148,8 @@ public final class LoadSettings {
 
     /** PUT of the session's {@code key} with a value of {@code valueSize} bytes; 201 expected. */
     public HttpRequestActionBuilder put(String name) {
-        HttpRequestActionBuilder put = http(name).put("/v0/entity").queryParam("id", "#{key}");
-        if (!replicas.isEmpty()) {
-            put = put.queryParam("replicas", replicas);
-        }
-        return put.header("Content-Type", "application/octet-stream")
+        return ofKey(http(name).put("/v0/entity"))
+                .header("Content-Type", "application/octet-stream")
                 .body(ByteArrayBody(session -> values[ThreadLocalRandom.current().nextInt(values.length)]))
                 .check(savedForRecorder())
                 .check(status().is(201));
@@ -160,11 +157,13 @@ public final class LoadSettings {
 
     /** GET of the session's {@code key}, which exists; 200 expected. */
     public HttpRequestActionBuilder get(String name) {
-        HttpRequestActionBuilder get = http(name).get("/v0/entity").queryParam("id", "#{key}");
-        if (!replicas.isEmpty()) {
-            get = get.queryParam("replicas", replicas);
-        }
-        return get.check(savedForRecorder()).check(status().is(200));
+        return ofKey(http(name).get("/v0/entity")).check(savedForRecorder()).check(status().is(200));
+    }
+
+    /** {@code request} for the session's {@code key}, with the {@code replicas} parameter if one is set. */
+    private HttpRequestActionBuilder ofKey(HttpRequestActionBuilder request) {
+        HttpRequestActionBuilder keyed = request.queryParam("id", "#{key}");
+        return replicas.isEmpty() ? keyed : keyed.queryParam("replicas", replicas);
     }
 
     /** The status and time of a response into the session, for the {@link LatencyRecorder}, before any test. */

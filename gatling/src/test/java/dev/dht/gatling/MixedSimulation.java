@@ -10,11 +10,9 @@ public class MixedSimulation extends TapeSimulation {
     /** Declares the scenario; Gatling instantiates it. */
     public MixedSimulation() {
         super(true);
-        setUp(scenario("50 % PUT new keys, 50 % GET existing keys")
+        run(scenario("50 % PUT new keys, 50 % GET existing keys")
                 .exec(randomSwitch().on(
                         percent(50.0).then(feed(keys.fresh()), put("PUT new key")),
-                        percent(50.0).then(feed(keys.preloadedUniform()), get("GET existing key"))))
-                .injectOpen(settings.injection()))
-                .protocols(settings.protocol());
+                        percent(50.0).then(feed(keys.preloadedUniform()), get("GET existing key")))));
     }
 }

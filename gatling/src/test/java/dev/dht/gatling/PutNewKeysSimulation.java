@@ -7,10 +7,8 @@ public class PutNewKeysSimulation extends TapeSimulation {
     /** Declares the scenario; Gatling instantiates it. */
     public PutNewKeysSimulation() {
         super(false);
-        setUp(scenario("PUT new keys")
+        run(scenario("PUT new keys")
                 .feed(keys.fresh())
-                .exec(put("PUT new key"))
-                .injectOpen(settings.injection()))
-                .protocols(settings.protocol());
+                .exec(put("PUT new key")));
     }
 }

@@ -13,10 +13,8 @@ public class PutOverwriteSimulation extends TapeSimulation {
     /** Declares the scenario; Gatling instantiates it. */
     public PutOverwriteSimulation() {
         super(false);
-        setUp(scenario("PUT with 10 % overwrites")
+        run(scenario("PUT with 10 % overwrites")
                 .feed(keys.freshWithOverwrites(OVERWRITES))
-                .exec(put("PUT new or overwritten key"))
-                .injectOpen(settings.injection()))
-                .protocols(settings.protocol());
+                .exec(put("PUT new or overwritten key")));
     }
 }

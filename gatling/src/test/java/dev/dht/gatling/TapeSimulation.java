@@ -3,13 +3,14 @@ package dev.dht.gatling;
 import static io.gatling.javaapi.core.CoreDsl.exec;
 
 import io.gatling.javaapi.core.ChainBuilder;
+import io.gatling.javaapi.core.ScenarioBuilder;
 import io.gatling.javaapi.core.Simulation;
 
 /**
  * What the five tapes share: the {@link LoadSettings}, the run's {@link KeySpace}, the recorded PUT and GET
  * requests, the preload of the keys that GET tapes read (in {@link #before()}, so it is not part of the measured
  * load), the {@link LatencyRecorder}'s summary and the optional {@link RecoveryProbe}. A tape's constructor only
- * declares its scenario with {@code setUp(...)}.
+ * declares its scenario and hands it to {@link #run(ScenarioBuilder)}.
  */
 public abstract class TapeSimulation extends Simulation {
     /** This run's settings. */
@@ -24,6 +25,11 @@ public abstract class TapeSimulation extends Simulation {
     /** A tape; {@code readsPreloadedKeys}: whether its GETs need the preloaded keys. */
     protected TapeSimulation(boolean readsPreloadedKeys) {
         this.readsPreloadedKeys = readsPreloadedKeys;
+    }
+
+    /** Sets the tape up: {@code scenario} injected at the settings' arrival rate, with their HTTP protocol. */
+    protected void run(ScenarioBuilder scenario) {
+        setUp(scenario.injectOpen(settings.injection())).protocols(settings.protocol());
     }
 
     /** A recorded PUT of the session's {@code key}, named {@code name} in Gatling's report. */
