@@ -1,0 +1,413 @@
+#!/usr/bin/env bash
+# Finds the breaking point of each load tape on a target (one dht node, a 3-node local cluster, the bare baseline
+# server, or URLs of nodes already running), runs the tape at 70 % of it, compares with the baseline measured in
+# the same run, and writes a Markdown summary next to Gatling's HTML reports. See gatling/README.md.
+#
+# usage: gatling/find-breaking-point.sh [options] node|cluster|baseline|URL[,URL...] [TAPE...]
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+GATLING_POM="$ROOT/gatling/pom.xml"
+ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
+
+# ---- arguments -------------------------------------------------------------------------------------------------
+START_RATE=1000        # req/s of the first step
+FACTOR=2               # each coarse step multiplies the rate by this until a step fails
+REFINE=3               # then this many bisection steps between the last passing and the first failing rate
+MAX_RATE=64000         # no step above this
+STEP_SECONDS=20        # measured seconds per step
+WARMUP_SECONDS=5       # unmeasured ramp before each run
+COOLDOWN_SECONDS=5     # pause between runs
+P99_BOUND_MS=10        # a step fails when its p99 is above this ...
+MAX_ERROR_PERCENT=0    # ... or when more than this share of its requests failed
+FINAL_PERCENT=70       # the measured run at this share of the breaking rate ...
+FINAL_SECONDS=60       # ... lasting this long
+BASELINE=true          # also search the baseline in the same run, for the ratio
+OVERLOAD=false         # after the 70 % run: OVERLOAD_FACTOR x the breaking rate for OVERLOAD_SECONDS
+OVERLOAD_AT=""         # skip the search: only the overload run, at this rate
+OVERLOAD_FACTOR=2
+OVERLOAD_SECONDS=60
+KEYS=100000            # keys the GET tapes preload
+VALUE_SIZE=1024
+REPLICAS=""
+NODE_HEAP=512m
+NODE_ARGS=()           # extra arguments of every started node, e.g. --dht.storage.sync=true
+OUT=""
+
+usage() {
+  cat <<EOF
+usage: gatling/find-breaking-point.sh [options] TARGET [TAPE...]
+
+TARGET   node      one dht node started here (target/dht.jar, built if missing), fresh data per tape
+         cluster   three dht nodes started here, with a generated cluster secret, fresh data per tape
+         baseline  the bare Reactor Netty BaselineServer only
+         URL,...   nodes already running (not started, stopped or wiped; no OutOfMemoryError check)
+TAPE     ${ALL_TAPES[*]} (default: all)
+
+  --start-rate N         first step's rate, req/s (default $START_RATE)
+  --factor F             coarse steps multiply the rate by F (default $FACTOR)
+  --refine N             bisection steps after the first failing step (default $REFINE)
+  --max-rate N           highest step rate (default $MAX_RATE)
+  --step-duration S      measured seconds per step (default $STEP_SECONDS)
+  --warmup S             unmeasured ramp before every run (default $WARMUP_SECONDS)
+  --cooldown S           pause between runs (default $COOLDOWN_SECONDS)
+  --p99-bound MS         a step fails above this p99 (default $P99_BOUND_MS)
+  --max-error-percent P  ... or above this error share (default $MAX_ERROR_PERCENT)
+  --final-percent P      rate of the measured run, % of the breaking rate (default $FINAL_PERCENT)
+  --final-duration S     its length (default $FINAL_SECONDS)
+  --no-baseline          do not measure the baseline (no ratio)
+  --overload             after the measured run: ${OVERLOAD_FACTOR}x the breaking rate for ${OVERLOAD_SECONDS} s, then the checks
+  --overload-at RATE     skip the search; only the overload run at RATE req/s
+  --overload-duration S  length of the overload run (default $OVERLOAD_SECONDS)
+  --keys N               keys the GET tapes preload (default $KEYS)
+  --value-size BYTES     value size (default $VALUE_SIZE)
+  --replicas ACK/FROM    replicas parameter of every request (default: the server's)
+  --node-heap SIZE       -Xmx of each started node (default $NODE_HEAP)
+  --node-arg ARG         an extra argument of every started node, e.g. --node-arg --dht.storage.sync=true (repeatable)
+  --out DIR              results directory (default gatling/target/breaking-point/TIMESTAMP)
+EOF
+}
+
+TARGET=""
+TAPES=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --start-rate) START_RATE="$2"; shift ;;
+    --factor) FACTOR="$2"; shift ;;
+    --refine) REFINE="$2"; shift ;;
+    --max-rate) MAX_RATE="$2"; shift ;;
+    --step-duration) STEP_SECONDS="$2"; shift ;;
+    --warmup) WARMUP_SECONDS="$2"; shift ;;
+    --cooldown) COOLDOWN_SECONDS="$2"; shift ;;
+    --p99-bound) P99_BOUND_MS="$2"; shift ;;
+    --max-error-percent) MAX_ERROR_PERCENT="$2"; shift ;;
+    --final-percent) FINAL_PERCENT="$2"; shift ;;
+    --final-duration) FINAL_SECONDS="$2"; shift ;;
+    --no-baseline) BASELINE=false ;;
+    --overload) OVERLOAD=true ;;
+    --overload-at) OVERLOAD_AT="$2"; OVERLOAD=true; shift ;;
+    --overload-duration) OVERLOAD_SECONDS="$2"; shift ;;
+    --keys) KEYS="$2"; shift ;;
+    --value-size) VALUE_SIZE="$2"; shift ;;
+    --replicas) REPLICAS="$2"; shift ;;
+    --node-heap) NODE_HEAP="$2"; shift ;;
+    --node-arg) NODE_ARGS+=("$2"); shift ;;
+    --out) OUT="$2"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
+    *) if [ -z "$TARGET" ]; then TARGET="$1"; else TAPES+=("$1"); fi ;;
+  esac
+  shift
+done
+[ -n "$TARGET" ] || { usage >&2; exit 2; }
+[ ${#TAPES[@]} -gt 0 ] || TAPES=("${ALL_TAPES[@]}")
+for tape in "${TAPES[@]}"; do
+  case " ${ALL_TAPES[*]} " in *" $tape "*) ;; *) echo "unknown tape '$tape'; one of: ${ALL_TAPES[*]}" >&2; exit 2 ;; esac
+done
+case "$TARGET" in
+  node|cluster|baseline) ;;
+  http://*) ;;
+  *) echo "unknown target '$TARGET': node, cluster, baseline or http:// URLs" >&2; exit 2 ;;
+esac
+[ "$TARGET" = baseline ] && BASELINE=false
+OUT="${OUT:-$ROOT/gatling/target/breaking-point/$(date +%Y%m%d-%H%M%S)}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+
+# ---- helpers ---------------------------------------------------------------------------------------------------
+log() { echo "$(date +%H:%M:%S) $*" | tee -a "$OUT/run.log" >&2; }
+kv() { sed -n "s/^$2=//p" "$1" | head -1; }                           # kv FILE KEY: a key=value file's value
+calc() { awk "BEGIN { printf \"%s\", ($1) }"; }                        # calc 'EXPR': awk arithmetic
+int() { awk "BEGIN { printf \"%d\", ($1) + 0.5 }"; }                   # int 'EXPR': rounded
+errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 %" (none = no answer), or "-"
+  awk -F= '/^requests=/ { total = $2 } /^status\.[^.]*\.errors=/ && $2 > 0 { split($1, key, "."); n[key[2]] = $2 }
+    END { for (s in n) { printf "%s%s: %.2f %%", sep, s, 100 * n[s] / total; sep = ", " } if (!sep) printf "-" }' "$1"
+}
+
+simulation_of() {
+  case "$1" in
+    put-new) echo dev.dht.gatling.PutNewKeysSimulation ;;
+    put-overwrite) echo dev.dht.gatling.PutOverwriteSimulation ;;
+    get-uniform) echo dev.dht.gatling.GetUniformSimulation ;;
+    get-recent) echo dev.dht.gatling.GetRecentSimulation ;;
+    mixed) echo dev.dht.gatling.MixedSimulation ;;
+  esac
+}
+
+free_port() {  # a port nobody listens on (checked, not reserved)
+  local port
+  while :; do
+    port=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+}
+
+STARTED_PIDS=()    # process groups this script started and must end: target processes, the running Gatling
+GATLING_PID=""
+cleanup() {
+  local pid
+  for pid in $GATLING_PID "${STARTED_PIDS[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  for pid in $GATLING_PID "${STARTED_PIDS[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT
+trap 'log "interrupted"; exit 130' INT TERM
+
+wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (60 s at most)
+  local url
+  for url in "$@"; do
+    for _ in $(seq 1 240); do
+      curl -sf -o /dev/null -m 1 "$url/v0/status" && continue 2
+      sleep 0.25
+    done
+    log "no answer from $url/v0/status within 60 s; see the logs in $OUT"; return 1
+  done
+}
+
+# start_target KIND NAME: starts fresh processes; sets URLS (comma-separated), PIDS and LOGS (arrays)
+start_target() {
+  local kind="$1" name="$2" dir="$OUT/$2" port ports=() nodes="" secret
+  mkdir -p "$dir"
+  PIDS=(); LOGS=()
+  case "$kind" in
+    baseline)
+      port=$(free_port)
+      setsid java -Xmx1g -cp "$CLASSPATH" dev.dht.gatling.BaselineServer --port="$port" >"$dir/baseline.log" 2>&1 &
+      PIDS+=($!); LOGS+=("$dir/baseline.log"); URLS="http://127.0.0.1:$port" ;;
+    node|cluster)
+      local count=1; [ "$kind" = cluster ] && count=3
+      while [ ${#ports[@]} -lt $count ]; do
+        port=$(free_port); case " ${ports[*]} " in *" $port "*) ;; *) ports+=("$port") ;; esac
+      done
+      for port in "${ports[@]}"; do nodes="${nodes:+$nodes,}http://127.0.0.1:$port"; done
+      secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+      for port in "${ports[@]}"; do
+        rm -rf "$dir/data-$port"
+        DHT_CLUSTER_SECRET="$secret" setsid java "-Xmx$NODE_HEAP" -jar "$ROOT/target/dht.jar" --server.port="$port" \
+          --dht.self="http://127.0.0.1:$port" --dht.nodes="$nodes" --dht.data-dir="$dir/data-$port" \
+          "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
+        PIDS+=($!); LOGS+=("$dir/node-$port.log")
+      done
+      URLS="$nodes" ;;
+  esac
+  STARTED_PIDS+=("${PIDS[@]}")
+  wait_ready ${URLS//,/ }
+}
+
+stop_target() {  # graceful (SIGTERM), then SIGKILL after 30 s
+  local pid
+  for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do
+    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
+  local keep=()
+  for pid in "${STARTED_PIDS[@]}"; do case " ${PIDS[*]} " in *" $pid "*) ;; *) keep+=("$pid") ;; esac; done
+  STARTED_PIDS=("${keep[@]}")
+}
+
+# gatling TAPE URLS RATE SECONDS SUMMARY LOG REPORTS [-Dname=value...]: one Gatling run; 1 if it did not complete
+gatling() {
+  local tape="$1" urls="$2" rate="$3" seconds="$4" summary="$5" logfile="$6" reports="$7" rc=0
+  shift 7
+  rm -f "$summary"
+  setsid timeout -k 10 $((WARMUP_SECONDS + seconds + 300)) "$ROOT/mvnw" -B -q -f "$GATLING_POM" gatling:test \
+    -Dgatling.simulationClass="$(simulation_of "$tape")" -Dgatling.noReports="$([ "$reports" = yes ] && echo false || echo true)" \
+    -DbaseUrls="$urls" -Drate="$rate" -Dduration="$seconds" -Dwarmup="$WARMUP_SECONDS" -DvalueSize="$VALUE_SIZE" \
+    -Dkeys="$KEYS" -Dreplicas="$REPLICAS" -Dsummary="$summary" "$@" >"$logfile" 2>&1 &
+  GATLING_PID=$!
+  wait "$GATLING_PID" || rc=$?
+  GATLING_PID=""
+  if [ ! -s "$summary" ]; then
+    log "  the Gatling run did not complete (exit $rc); see $logfile"; return 1
+  fi
+}
+
+# step TARGETNAME TAPE URLS RATE: one measured step; 0 = passed, 1 = failed; appends to the steps table
+step() {
+  local name="$1" tape="$2" urls="$3" rate="$4" dir="$OUT/$1-$2" verdict=passed
+  local summary="$dir/step-$rate.txt"
+  sleep "$COOLDOWN_SECONDS"
+  if ! gatling "$tape" "$urls" "$rate" "$STEP_SECONDS" "$summary" "$dir/step-$rate.log" no; then
+    echo "| $name | $tape | $rate | - | - | - | - | - | run failed |" >>"$OUT/steps.md"; return 1
+  fi
+  local p99 errors; p99=$(kv "$summary" p99_ms); errors=$(kv "$summary" error_percent)
+  if [ "$(calc "($p99 > $P99_BOUND_MS || $errors > $MAX_ERROR_PERCENT) ? 1 : 0")" = 1 ]; then verdict=failed; fi
+  echo "| $name | $tape | $rate | $(kv "$summary" rps) | $(kv "$summary" p50_ms) | $p99 | $(kv "$summary" p999_ms) | $errors | $verdict |" \
+    >>"$OUT/steps.md"
+  log "  $name $tape at $rate req/s: p50 $(kv "$summary" p50_ms) ms, p99 $p99 ms, errors $errors % -> $verdict"
+  [ "$verdict" = passed ]
+}
+
+# search TARGETNAME TAPE URLS: sets BREAKING (lowest failing rate), PASSING (highest passing rate, 0 if none)
+search() {
+  local name="$1" tape="$2" urls="$3" rate="$START_RATE" mid
+  PASSING=0; BREAKING=""
+  while :; do
+    if step "$name" "$tape" "$urls" "$rate"; then
+      PASSING=$rate
+      [ "$rate" -ge "$MAX_RATE" ] && break
+      rate=$(int "$rate * $FACTOR"); [ "$rate" -gt "$MAX_RATE" ] && rate=$MAX_RATE
+    else
+      BREAKING=$rate; break
+    fi
+  done
+  [ -n "$BREAKING" ] || return 0
+  for _ in $(seq 1 "$REFINE"); do
+    mid=$(int "($PASSING + $BREAKING) / 2")
+    [ "$mid" -le "$PASSING" ] || [ "$mid" -ge "$BREAKING" ] && break
+    if step "$name" "$tape" "$urls" "$mid"; then PASSING=$mid; else BREAKING=$mid; fi
+  done
+}
+
+# measured TARGETNAME TAPE URLS RATE: the long run with Gatling's HTML report; its directory is moved to $OUT
+measured() {
+  local name="$1" tape="$2" urls="$3" rate="$4" dir="$OUT/$1-$2" report
+  sleep "$COOLDOWN_SECONDS"
+  log "  $name $tape: measured run at $rate req/s for $FINAL_SECONDS s"
+  gatling "$tape" "$urls" "$rate" "$FINAL_SECONDS" "$dir/measured.txt" "$dir/measured.log" yes || return 1
+  report=$(sed -n 's|.*please open the following file: file://\(.*\)/index.html.*|\1|p' "$dir/measured.log" | tail -1)
+  if [ -n "$report" ] && [ -d "$report" ]; then
+    mv "$report" "$dir/report"
+    echo "- [$name, $tape, $rate req/s]($name-$tape/report/index.html)" >>"$OUT/reports.md"
+  fi
+}
+
+# overload TARGETNAME TAPE URLS RATE: the overload run and its checks; appends to the overload table
+overload() {
+  local name="$1" tape="$2" urls="$3" rate="$4" dir="$OUT/$1-$2" oom=n/a alive=n/a pid logfile
+  local s="$dir/overload.txt" recovery="$dir/recovery.txt"
+  sleep "$COOLDOWN_SECONDS"
+  log "  $name $tape: overload run at $rate req/s for $OVERLOAD_SECONDS s"
+  if ! gatling "$tape" "$urls" "$rate" "$OVERLOAD_SECONDS" "$s" "$dir/overload.log" no -DrecoveryReport="$recovery"; then
+    echo "| $name | $tape | $rate | - | - | - | - | - | - | run failed |" >>"$OUT/overload.md"; return 0
+  fi
+  if [ "$TARGET" = node ] || [ "$TARGET" = cluster ]; then
+    oom=none; alive=yes
+    for logfile in "${LOGS[@]}"; do grep -q OutOfMemoryError "$logfile" && oom="found in $(basename "$logfile")"; done
+    for pid in "${PIDS[@]}"; do kill -0 "$pid" 2>/dev/null || alive=no; done
+  fi
+  local requests n503 share503 latency503 recovered
+  requests=$(kv "$s" requests); n503=$(kv "$s" status.503.count); n503=${n503:-0}
+  share503=$(calc "$requests > 0 ? 100 * $n503 / $requests : 0")
+  latency503="-"; [ "$n503" -gt 0 ] && latency503="$(kv "$s" status.503.p50_ms) / $(kv "$s" status.503.p99_ms) / $(kv "$s" status.503.max_ms)"
+  if [ -s "$recovery" ] && [ "$(kv "$recovery" recovered)" = true ]; then
+    recovered="yes, after $(kv "$recovery" recovered_after_ms) ms"
+  else
+    recovered="no (see $1-$2/recovery.txt)"
+  fi
+  printf '| %s | %s | %s | %s | %.2f %% | %s | %s | %s | %s | %s |\n' "$name" "$tape" "$rate" "$(kv "$s" rps)" \
+    "$share503" "$latency503" "$(errors_by_status "$s")" "$oom" "$alive" "$recovered" >>"$OUT/overload.md"
+  log "  overload: 503 share $(printf %.2f "$share503") %, errors by status: $(errors_by_status "$s"), OutOfMemoryError: $oom, alive: $alive, served normally: $recovered"
+}
+
+# one TARGETNAME KIND TAPE: everything for one tape on one target; sets RESULT_BREAKING for the ratio
+one() {
+  local name="$1" kind="$2" tape="$3" dir="$OUT/$1-$3" breaking_text measured_rate base
+  mkdir -p "$dir"
+  RESULT_BREAKING=""; ROW=""
+  if [ "$kind" = urls ]; then URLS="$TARGET"; PIDS=(); LOGS=(); else start_target "$kind" "$name-$tape"; fi
+  log "$name $tape: $URLS; unmeasured warm-up run at $START_RATE req/s (and the preload of GET tapes)"
+  gatling "$tape" "$URLS" "$START_RATE" 10 "$dir/warmup.txt" "$dir/warmup.log" no || true
+  if [ -n "$OVERLOAD_AT" ]; then
+    [ "$name" = baseline ] || overload "$name" "$tape" "$URLS" "$OVERLOAD_AT"
+  else
+    search "$name" "$tape" "$URLS"
+    if [ -n "$BREAKING" ]; then breaking_text=$BREAKING; RESULT_BREAKING=$BREAKING; base=$BREAKING
+    else breaking_text="> $MAX_RATE"; base=$MAX_RATE; fi
+    measured_rate=$(int "$base * $FINAL_PERCENT / 100")
+    local m="$dir/measured.txt" p50=- p99=- p999=- errors=- rps=-
+    if measured "$name" "$tape" "$URLS" "$measured_rate"; then
+      p50=$(kv "$m" p50_ms); p99=$(kv "$m" p99_ms); p999=$(kv "$m" p999_ms); errors=$(kv "$m" error_percent); rps=$(kv "$m" rps)
+    fi
+    ROW="| $name | $tape | $breaking_text | $PASSING | $measured_rate | $rps | $p50 | $p99 | $p999 | $errors |"
+    if [ "$OVERLOAD" = true ] && [ "$name" != baseline ]; then
+      overload "$name" "$tape" "$URLS" "$(int "$base * $OVERLOAD_FACTOR")"
+    fi
+  fi
+  if [ "$kind" != urls ]; then
+    stop_target
+    rm -rf "$dir"/data-*    # the logs stay
+  fi
+}
+
+# ---- main ------------------------------------------------------------------------------------------------------
+case "$TARGET" in
+  node|cluster)
+    if [ ! -f "$ROOT/target/dht.jar" ]; then
+      log "building target/dht.jar"; (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
+    fi ;;
+esac
+log "compiling the Gatling project"
+"$ROOT/mvnw" -B -q -f "$GATLING_POM" test-compile dependency:build-classpath \
+  -Dmdep.outputFile="$OUT/classpath.txt" >"$OUT/compile.log" 2>&1 || { cat "$OUT/compile.log" >&2; exit 1; }
+CLASSPATH="$ROOT/gatling/target/classes:$(cat "$OUT/classpath.txt")"
+
+NAME="$TARGET"; KIND="$TARGET"
+case "$TARGET" in http://*) NAME=nodes; KIND=urls ;; esac
+: >"$OUT/steps.md"; : >"$OUT/overload.md"; : >"$OUT/reports.md"; : >"$OUT/rows.md"
+log "results in $OUT"
+for tape in "${TAPES[@]}"; do
+  one "$NAME" "$KIND" "$tape"
+  target_row="$ROW"; target_breaking="$RESULT_BREAKING"; ratio="n/a"; baseline_row=""
+  if [ "$BASELINE" = true ] && [ -z "$OVERLOAD_AT" ]; then
+    one baseline baseline "$tape"
+    baseline_row="$ROW"
+    if [ -n "$target_breaking" ] && [ -n "$RESULT_BREAKING" ]; then
+      ratio="$(awk "BEGIN { printf \"%.0f %%\", 100 * $target_breaking / $RESULT_BREAKING }")"
+    fi
+  fi
+  [ -z "$target_row" ] || echo "$target_row $ratio |" >>"$OUT/rows.md"
+  [ -z "$baseline_row" ] || echo "$baseline_row (is the baseline) |" >>"$OUT/rows.md"
+done
+
+{
+  echo "# Breaking points: $NAME, $(date -u '+%Y-%m-%d %H:%M UTC')"
+  echo
+  echo "Not comparable across machines. Machine: $(nproc) cores, $(uname -sr), $(java -version 2>&1 | head -1)."
+  echo "Load generator (Gatling) on the same machine as the target."
+  echo
+  echo "A step of $STEP_SECONDS s (after a ${WARMUP_SECONDS}-s unmeasured ramp) passes when its p99 is at most $P99_BOUND_MS ms and at most"
+  echo "$MAX_ERROR_PERCENT % of its requests failed. Steps start at $START_RATE req/s and grow x$FACTOR up to $MAX_RATE req/s; after the first"
+  echo "failing step, $REFINE bisection steps. The measured run lasts $FINAL_SECONDS s at $FINAL_PERCENT % of the breaking rate (the lowest failing rate)."
+  echo "Value size $VALUE_SIZE bytes, replicas ${REPLICAS:-server default}, $KEYS preloaded keys for GET tapes."
+  echo "Times are Gatling's response times in whole ms, exact nearest-rank percentiles over the measured requests."
+  if [ -z "$OVERLOAD_AT" ]; then
+    echo
+    echo "| target | tape | breaking rate (req/s) | last passing rate | measured rate | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors % | vs baseline |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    cat "$OUT/rows.md"
+  fi
+  if [ -s "$OUT/overload.md" ]; then
+    echo
+    echo "## Overload"
+    echo
+    echo "$OVERLOAD_SECONDS s at the given rate; 503 latency p50 / p99 / max in ms; served normally = every node answered status, PUT"
+    echo "and GET correctly in 3 probe rounds in a row, the first starting within 10 s after the load stopped."
+    echo
+    echo "| target | tape | rate (req/s) | achieved req/s | 503 share | 503 latency ms | errors by status | OutOfMemoryError | nodes alive | served normally |"
+    echo "|---|---|---|---|---|---|---|---|---|---|"
+    cat "$OUT/overload.md"
+  fi
+  if [ -s "$OUT/steps.md" ]; then
+    echo
+    echo "## Steps"
+    echo
+    echo "| target | tape | rate (req/s) | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors % | verdict |"
+    echo "|---|---|---|---|---|---|---|---|---|"
+    cat "$OUT/steps.md"
+  fi
+  if [ -s "$OUT/reports.md" ]; then
+    echo
+    echo "## Gatling reports of the measured runs (they include the warm-up ramp)"
+    echo
+    cat "$OUT/reports.md"
+  fi
+} >"$OUT/summary.md"
+log "summary: $OUT/summary.md"
+cat "$OUT/summary.md"
