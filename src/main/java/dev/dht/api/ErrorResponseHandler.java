@@ -47,7 +47,7 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
             status = HttpStatus.BAD_REQUEST;
             message = failure.getMessage();
         } else if (failure instanceof PayloadTooLargeException) {
-            status = HttpStatus.PAYLOAD_TOO_LARGE;
+            status = HttpStatus.CONTENT_TOO_LARGE;
             message = failure.getMessage();
         } else if (isOverload(failure)) {
             status = HttpStatus.SERVICE_UNAVAILABLE;
