@@ -69,7 +69,8 @@ class CrashRecoveryIT {
     }
 
     private NodeProcess startNode(int port, String run) throws Exception {
-        NodeProcess started = NodeProcess.start(port, tempDir.resolve("data"), tempDir.resolve(run + ".log"), List.of("-Xmx256m"));
+        NodeProcess started = NodeProcess.start(port, tempDir.resolve("data"), tempDir.resolve(run + ".log"),
+                List.of("-Xmx256m"));
         try {
             started.awaitUp(START_TIMEOUT);
         } catch (RuntimeException | InterruptedException e) {

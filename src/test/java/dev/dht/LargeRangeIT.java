@@ -93,8 +93,9 @@ class LargeRangeIT {
                 results.add(writers.submit(() -> {
                     byte[] value = new byte[VALUE_SIZE];
                     new SplittableRandom(index).nextBytes(value);
-                    HttpResponse<Void> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(index)))
-                            .PUT(HttpRequest.BodyPublishers.ofByteArray(value)).build(), HttpResponse.BodyHandlers.discarding());
+                    HttpRequest put = HttpRequest.newBuilder(V0Uri.entity(port, key(index)))
+                            .PUT(HttpRequest.BodyPublishers.ofByteArray(value)).build();
+                    HttpResponse<Void> response = http.send(put, HttpResponse.BodyHandlers.discarding());
                     assertThat(response.statusCode()).as("PUT %s", key(index)).isEqualTo(201);
                     return MessageDigest.getInstance("SHA-256").digest(value);
                 }));

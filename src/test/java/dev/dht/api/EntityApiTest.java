@@ -24,7 +24,10 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
-/** The single-record v0 API of one node over HTTP: every status code, values, deletes, ids, the default size limit, error bodies. */
+/**
+ * The single-record v0 API of one node over HTTP: every status code, values, deletes, ids, the default size limit,
+ * error bodies.
+ */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
 @DirtiesContext
 class EntityApiTest {
@@ -186,10 +189,12 @@ class EntityApiTest {
     }
 
     @ParameterizedTest
-    @ValueSource(strings = {"", "x", "1", "1/", "/1", "0/1", "2/1", "1/2", "-1/1", "1/1/1", "a/b", "1.0/1", "99999999999/1"})
+    @ValueSource(strings = {
+        "", "x", "1", "1/", "/1", "0/1", "2/1", "1/2", "-1/1", "1/1/1", "a/b", "1.0/1", "99999999999/1"})
     void malformedReplicasIs400AndNothingIsStored(String replicas) {
         String id = "replicas-" + replicas;
-        URI put = V0Uri.raw(port, "/v0/entity?id=" + V0Uri.percentEncode(id) + "&replicas=" + V0Uri.percentEncode(replicas));
+        URI put = V0Uri.raw(port,
+                "/v0/entity?id=" + V0Uri.percentEncode(id) + "&replicas=" + V0Uri.percentEncode(replicas));
 
         EntityExchangeResult<String> result = client.put().uri(put).bodyValue(bytes("v")).exchange()
                 .expectStatus().isBadRequest()
@@ -227,10 +232,14 @@ class EntityApiTest {
     void otherMethodsOnEntityAre405WithAllow(String method) {
         put("method-check", bytes("unchanged")).expectStatus().isCreated();
 
-        client.method(HttpMethod.valueOf(method)).uri(V0Uri.entity(port, "method-check")).bodyValue(bytes("changed"))
+        String body = client.method(HttpMethod.valueOf(method)).uri(V0Uri.entity(port, "method-check"))
+                .bodyValue(bytes("changed"))
                 .exchange()
                 .expectStatus().isEqualTo(405)
-                .expectHeader().value(HttpHeaders.ALLOW, allow -> assertThat(allow).contains("GET", "PUT", "DELETE"));
+                .expectHeader().value(HttpHeaders.ALLOW, allow -> assertThat(allow).contains("GET", "PUT", "DELETE"))
+                .expectBody(String.class).returnResult().getResponseBody();
+
+        assertOneLineError(body);
 
         assertThat(get("method-check")).isEqualTo(bytes("unchanged"));
     }

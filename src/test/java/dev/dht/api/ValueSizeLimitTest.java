@@ -93,7 +93,8 @@ class ValueSizeLimitTest {
     @Test
     void chunkedValueOfExactlyTheLimitIsStored() {
         byte[] value = randomBytes(LIMIT, 4);
-        Flux<DataBuffer> chunks = Flux.fromIterable(slices(value, 50_000)).map(DefaultDataBufferFactory.sharedInstance::wrap);
+        Flux<DataBuffer> chunks = Flux.fromIterable(slices(value, 50_000))
+                .map(DefaultDataBufferFactory.sharedInstance::wrap);
 
         client.put().uri(V0Uri.entity(port, "chunked-at-limit")).body(chunks, DataBuffer.class).exchange()
                 .expectStatus().isCreated();

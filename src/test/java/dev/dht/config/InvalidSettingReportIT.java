@@ -10,7 +10,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** {@code java -jar target/dht.jar} with a wrong setting exits non-zero with a short report that names the setting and holds no stack trace. */
+/**
+ * {@code java -jar target/dht.jar} with a wrong setting exits non-zero with a short report that names the setting
+ * and holds no stack trace.
+ */
 class InvalidSettingReportIT {
     @TempDir
     Path tempDir;
@@ -40,12 +43,14 @@ class InvalidSettingReportIT {
         String output = runUntilExit(NodeProcess.freePort(), tempDir.resolve("data"),
                 "--dht.self=localhost:8080", "--dht.nodes=localhost:8080");
 
-        assertThat(output).contains("APPLICATION FAILED TO START", "Invalid setting dht.self", "localhost:8080", "DHT_SELF");
+        assertThat(output)
+                .contains("APPLICATION FAILED TO START", "Invalid setting dht.self", "localhost:8080", "DHT_SELF");
     }
 
     /** Runs the jar, requires a non-zero exit and no stack-trace line; returns its output. */
     private String runUntilExit(int port, Path dataDir, String... args) throws Exception {
-        try (NodeProcess node = NodeProcess.start(port, dataDir, tempDir.resolve("node-" + port + ".log"), List.of("-Xmx128m"), args)) {
+        Path log = tempDir.resolve("node-" + port + ".log");
+        try (NodeProcess node = NodeProcess.start(port, dataDir, log, List.of("-Xmx128m"), args)) {
             int exit = node.awaitExit(Duration.ofSeconds(120));
             String output = node.output();
             assertThat(exit).as("exit code; output:%n%s", output).isNotZero();

@@ -22,9 +22,13 @@ import org.springframework.boot.SpringApplication;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
-/** A wrong {@code dht.*} setting stops {@link SpringApplication} start-up with an {@link InvalidSettingException} naming it; a valid single node starts. */
+/**
+ * A wrong {@code dht.*} setting stops {@link SpringApplication} start-up with an {@link InvalidSettingException}
+ * naming it; a valid single node without a cluster secret starts.
+ */
 class InvalidSettingsTest {
     private static final String SELF = "http://localhost:7001";
+    private static final String SECRET = "--dht.cluster-secret=s";
 
     @TempDir
     Path tempDir;
@@ -32,20 +36,21 @@ class InvalidSettingsTest {
     static Stream<Arguments> wrongSettings() {
         return Stream.of(
                 Arguments.of("self not among nodes", "dht.self",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=http://localhost:7002,http://localhost:7003", "--dht.cluster-secret=s")),
+                        List.of("--dht.self=" + SELF, "--dht.nodes=http://localhost:7002,http://localhost:7003", SECRET)),
                 Arguments.of("duplicate node", "dht.nodes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002," + SELF, "--dht.cluster-secret=s")),
-                Arguments.of("self without scheme", "dht.self", List.of("--dht.self=localhost:8080", "--dht.nodes=localhost:8080")),
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002," + SELF, SECRET)),
+                Arguments.of("self without scheme", "dht.self",
+                        List.of("--dht.self=localhost:8080", "--dht.nodes=localhost:8080")),
                 Arguments.of("self with a path", "dht.self",
                         List.of("--dht.self=http://h:8080/path", "--dht.nodes=http://h:8080/path")),
                 Arguments.of("node without scheme", "dht.nodes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",localhost:8080", "--dht.cluster-secret=s")),
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",localhost:8080", SECRET)),
                 Arguments.of("node with a path", "dht.nodes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://h:8080/path", "--dht.cluster-secret=s")),
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://h:8080/path", SECRET)),
                 Arguments.of("node without port", "dht.nodes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://h", "--dht.cluster-secret=s")),
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://h", SECRET)),
                 Arguments.of("node with another scheme", "dht.nodes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",ftp://h:21", "--dht.cluster-secret=s")),
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",ftp://h:21", SECRET)),
                 Arguments.of("several nodes without secret", "dht.cluster-secret",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002")),
                 Arguments.of("no storage thread", "dht.storage.threads",

@@ -8,7 +8,10 @@ import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
-/** {@link QuorumCollector} tells a quorum lost only to overloaded replicas (503) from one lost to other failures or a timeout (504). */
+/**
+ * {@link QuorumCollector} tells a quorum lost only to overloaded replicas (503) from one lost to other failures or a
+ * timeout (504).
+ */
 class QuorumOverloadTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
 

@@ -16,7 +16,10 @@ import java.util.concurrent.Future;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
-/** {@link HybridLogicalClock} over a wall clock the test sets: strictly increasing, never back, past observed remote timestamps. */
+/**
+ * {@link HybridLogicalClock} over a wall clock the test sets: strictly increasing, never back, past observed remote
+ * timestamps.
+ */
 class HybridLogicalClockTest {
 
     private final SettableClock wall = new SettableClock(1_700_000_000_000L);

@@ -143,9 +143,11 @@ class LevelDbRecordRepositoryTest {
 
         assertThat(all).usingElementComparator(Arrays::compare).containsExactly(unsignedOrder);
         assertThat(middle).usingElementComparator(Arrays::compare)
-                .containsExactly(new byte[] {0x7F}, new byte[] {0x7F, 0x00}, new byte[] {(byte) 0x80}, new byte[] {(byte) 0x80, 0x01});
+                .containsExactly(new byte[] {0x7F}, new byte[] {0x7F, 0x00}, new byte[] {(byte) 0x80},
+                        new byte[] {(byte) 0x80, 0x01});
         assertThat(top).usingElementComparator(Arrays::compare)
-                .containsExactly(new byte[] {(byte) 0xC3, (byte) 0xA9}, new byte[] {(byte) 0xF0, (byte) 0x9F}, new byte[] {(byte) 0xFF});
+                .containsExactly(new byte[] {(byte) 0xC3, (byte) 0xA9}, new byte[] {(byte) 0xF0, (byte) 0x9F},
+                        new byte[] {(byte) 0xFF});
     }
 
     @ParameterizedTest
@@ -166,9 +168,12 @@ class LevelDbRecordRepositoryTest {
             }
         }
 
-        assertThat(seen).containsExactly(new KeyedRecordView("s/1", value(1, "before")), new KeyedRecordView("s/3", value(1, "before")));
-        assertThat(read(db, "s/", "s0")).containsExactly(new KeyedRecordView("s/1", Record.tombstone(2)),
-                new KeyedRecordView("s/2", value(2, "inserted after")), new KeyedRecordView("s/3", value(2, "overwritten after")));
+        assertThat(seen).containsExactly(
+                new KeyedRecordView("s/1", value(1, "before")), new KeyedRecordView("s/3", value(1, "before")));
+        assertThat(read(db, "s/", "s0")).containsExactly(
+                new KeyedRecordView("s/1", Record.tombstone(2)),
+                new KeyedRecordView("s/2", value(2, "inserted after")),
+                new KeyedRecordView("s/3", value(2, "overwritten after")));
     }
 
     @ParameterizedTest

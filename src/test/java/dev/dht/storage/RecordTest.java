@@ -8,7 +8,10 @@ import java.nio.charset.StandardCharsets;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** {@link Record}: its binary layout round-trips, malformed bytes are rejected, and {@link Record#newest} is a commutative, associative last-write-wins. */
+/**
+ * {@link Record}: its binary layout round-trips, malformed bytes are rejected, and {@link Record#newest} is a
+ * commutative, associative last-write-wins.
+ */
 class RecordTest {
 
     @Test
