@@ -24,8 +24,9 @@ import reactor.core.publisher.Mono;
  *   <li>{@link BadRequestException}, malformed input, and an unknown path: 400 (course clients expect 400 for
  *       unknown paths)</li>
  *   <li>{@link PayloadTooLargeException}: 413</li>
- *   <li>{@link RejectedExecutionException} (storage queue full): 503 with {@code Retry-After: 1}</li>
- *   <li>{@link QuorumNotReachedException}, {@link RangeUnavailableException}: 504</li>
+ *   <li>{@link RejectedExecutionException} (storage queue full), also a {@link QuorumNotReachedException} whose
+ *       failed replicas all refused for that reason: 503 with {@code Retry-After: 1}</li>
+ *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
  * A failure after the response was committed (mid-stream) cannot change the status: the connection is then
@@ -49,13 +50,13 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         } else if (failure instanceof PayloadTooLargeException) {
             status = HttpStatus.CONTENT_TOO_LARGE;
             message = failure.getMessage();
-        } else if (failure instanceof QuorumNotReachedException || failure instanceof RangeUnavailableException) {
-            status = HttpStatus.GATEWAY_TIMEOUT;
-            message = failure.getMessage();
         } else if (isOverload(failure)) {
             status = HttpStatus.SERVICE_UNAVAILABLE;
             message = "overloaded, retry later";
             response.getHeaders().set(HttpHeaders.RETRY_AFTER, "1");
+        } else if (failure instanceof QuorumNotReachedException || failure instanceof RangeUnavailableException) {
+            status = HttpStatus.GATEWAY_TIMEOUT;
+            message = failure.getMessage();
         } else if (failure instanceof ResponseStatusException statusException) {
             status = statusException.getStatusCode();
             if (status.value() == HttpStatus.NOT_FOUND.value()) {
@@ -76,6 +77,9 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
     }
 
     private static boolean isOverload(Throwable failure) {
+        if (failure instanceof QuorumNotReachedException quorum) {
+            return quorum.causedByOverload();
+        }
         for (Throwable t = failure; t != null; t = t.getCause()) {
             if (t instanceof RejectedExecutionException) {
                 return true;

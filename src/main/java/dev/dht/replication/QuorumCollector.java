@@ -3,6 +3,7 @@ package dev.dht.replication;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.RejectedExecutionException;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.Sinks;
@@ -75,6 +76,7 @@ public final class QuorumCollector {
         private final int from;
         private final List<T> successes;
         private int failures;
+        private int overloaded;
 
         Tally(String operation, int ack, int from) {
             this.operation = operation;
@@ -88,6 +90,9 @@ public final class QuorumCollector {
                 successes.add(outcome.value());
             } else {
                 failures++;
+                if (isOverload(outcome.error())) {
+                    overloaded++;
+                }
             }
         }
 
@@ -104,7 +109,17 @@ public final class QuorumCollector {
         }
 
         synchronized QuorumNotReachedException failure(boolean timedOut) {
-            return new QuorumNotReachedException(operation, ack, successes.size(), failures, from, timedOut);
+            return new QuorumNotReachedException(operation, ack, successes.size(), failures, overloaded, from, timedOut);
+        }
+
+        /** A replica whose storage queue was full (its LocalStore call was rejected). */
+        private static boolean isOverload(Throwable error) {
+            for (Throwable t = error; t != null; t = t.getCause()) {
+                if (t instanceof RejectedExecutionException) {
+                    return true;
+                }
+            }
+            return false;
         }
     }
 }

@@ -1,0 +1,125 @@
+package dev.dht;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.fixture.ChunkedResponseReader;
+import dev.dht.fixture.NodeProcess;
+import dev.dht.fixture.V0Uri;
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A node run from {@code target/dht.jar} keeps every acknowledged write, and every delete, when it is killed
+ * with SIGKILL and restarted on the same data dir and port; SIGTERM shuts it down gracefully with the data kept.
+ */
+class CrashRecoveryIT {
+    private static final int KEYS = 200;
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path tempDir;
+
+    private NodeProcess node;
+
+    @AfterEach
+    void stopNode() throws InterruptedException {
+        if (node != null) {
+            node.close();
+        }
+    }
+
+    @Test
+    void acknowledgedWritesAndDeletesSurviveSigkill() throws Exception {
+        int port = NodeProcess.freePort();
+        node = startNode(port, "first");
+        writeKeys(port);
+        deleteEveryTenthKey(port);
+
+        int exit = node.kill();
+
+        assertThat(exit).as("exit code of SIGKILL").isEqualTo(137);
+        node = startNode(port, "after-sigkill");
+        assertAllKeysReadBack(port);
+    }
+
+    @Test
+    void sigtermShutsDownGracefullyAndKeepsTheData() throws Exception {
+        int port = NodeProcess.freePort();
+        node = startNode(port, "first");
+        writeKeys(port);
+        deleteEveryTenthKey(port);
+
+        int exit = node.terminate(Duration.ofSeconds(60));
+
+        assertThat(exit).as("exit code after SIGTERM (128 + 15: shutdown hooks ran, no crash)").isEqualTo(143);
+        assertThat(node.output()).contains("Graceful shutdown complete").doesNotContain("\tat ");
+        node = startNode(port, "after-sigterm");
+        assertAllKeysReadBack(port);
+    }
+
+    private NodeProcess startNode(int port, String run) throws Exception {
+        NodeProcess started = NodeProcess.start(port, tempDir.resolve("data"), tempDir.resolve(run + ".log"),
+                List.of("-Xmx256m"));
+        try {
+            started.awaitUp(START_TIMEOUT);
+        } catch (RuntimeException | InterruptedException e) {
+            started.close();
+            throw e;
+        }
+        return started;
+    }
+
+    private void writeKeys(int port) throws IOException, InterruptedException {
+        for (int i = 0; i < KEYS; i++) {
+            HttpResponse<Void> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i)))
+                    .PUT(HttpRequest.BodyPublishers.ofByteArray(value(i))).build(), HttpResponse.BodyHandlers.discarding());
+            assertThat(response.statusCode()).as("PUT %s", key(i)).isEqualTo(201);
+        }
+    }
+
+    private void deleteEveryTenthKey(int port) throws IOException, InterruptedException {
+        for (int i = 0; i < KEYS; i += 10) {
+            HttpResponse<Void> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i))).DELETE().build(),
+                    HttpResponse.BodyHandlers.discarding());
+            assertThat(response.statusCode()).as("DELETE %s", key(i)).isEqualTo(202);
+        }
+    }
+
+    private void assertAllKeysReadBack(int port) throws IOException, InterruptedException {
+        for (int i = 0; i < KEYS; i++) {
+            HttpResponse<byte[]> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i))).GET().build(),
+                    HttpResponse.BodyHandlers.ofByteArray());
+            if (i % 10 == 0) {
+                assertThat(response.statusCode()).as("GET deleted %s", key(i)).isEqualTo(404);
+            } else {
+                assertThat(response.statusCode()).as("GET %s", key(i)).isEqualTo(200);
+                assertThat(response.body()).as("value of %s", key(i)).isEqualTo(value(i));
+            }
+        }
+        assertThat(ChunkedResponseReader.chunksOf(V0Uri.entities(port, "crash/", "crash0")))
+                .hasSize(KEYS - KEYS / 10);
+    }
+
+    private static String key(int i) {
+        return String.format("crash/%03d é+&/", i);
+    }
+
+    /** Deterministic per key, 0 to 4 KiB (key 1 has an empty value). */
+    private static byte[] value(int i) {
+        Random random = new Random(i);
+        byte[] value = new byte[i == 1 ? 0 : random.nextInt(4096) + 1];
+        random.nextBytes(value);
+        return value;
+    }
+}

@@ -1,0 +1,145 @@
+package dev.dht.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.fixture.ChunkedResponseReader;
+import dev.dht.fixture.SingleNodeSettings;
+import dev.dht.fixture.V0Uri;
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.StorageScheduler;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.boot.test.web.server.LocalServerPort;
+import org.springframework.http.HttpHeaders;
+import org.springframework.test.annotation.DirtiesContext;
+import org.springframework.test.context.DynamicPropertyRegistry;
+import org.springframework.test.context.DynamicPropertySource;
+import org.springframework.test.web.reactive.server.WebTestClient;
+
+/**
+ * A full storage queue answers 503 with Retry-After and changes nothing; once the queue drains the node serves
+ * normally. The node has one storage thread and one queue slot; the test occupies the thread with a task that
+ * waits for the test and fills the slot with a second task.
+ */
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+        properties = {"dht.storage.threads=1", "dht.storage.queue-capacity=1"})
+@DirtiesContext
+class StorageOverloadTest {
+    @TempDir
+    static Path dataDir;
+
+    @LocalServerPort
+    int port;
+
+    @Autowired
+    LocalStore store;
+
+    private WebTestClient client;
+    private final CountDownLatch release = new CountDownLatch(1);
+
+    @DynamicPropertySource
+    static void settings(DynamicPropertyRegistry registry) {
+        SingleNodeSettings.register(registry, dataDir);
+    }
+
+    @BeforeEach
+    void connect() {
+        client = WebTestClient.bindToServer()
+                .baseUrl("http://localhost:" + port)
+                .responseTimeout(Duration.ofSeconds(60))
+                .build();
+    }
+
+    @AfterEach
+    void releaseStorage() {
+        release.countDown();
+    }
+
+    @Test
+    void fullStorageQueueIs503WithRetryAfterAndTheNodeServesNormallyAfterwards() throws Exception {
+        put("before", "stored before the overload").expectStatus().isCreated();
+        occupyTheStorageThreadAndFillTheQueue();
+
+        String body = put("during", "refused").expectStatus().isEqualTo(503)
+                .expectHeader().valueEquals(HttpHeaders.RETRY_AFTER, "1")
+                .expectBody(String.class).returnResult().getResponseBody();
+        EntityApiTest.assertOneLineError(body);
+        client.get().uri(V0Uri.entity(port, "before")).exchange()
+                .expectStatus().isEqualTo(503).expectHeader().exists(HttpHeaders.RETRY_AFTER);
+        client.delete().uri(V0Uri.entity(port, "before")).exchange()
+                .expectStatus().isEqualTo(503).expectHeader().exists(HttpHeaders.RETRY_AFTER);
+        client.get().uri("/v0/status").exchange().expectStatus().isOk();
+
+        release.countDown();
+        awaitEmptyQueue();
+
+        put("after", "stored after the overload").expectStatus().isCreated();
+        assertThat(get("after")).isEqualTo("stored after the overload");
+        assertThat(get("before")).isEqualTo("stored before the overload");
+        client.get().uri(V0Uri.entity(port, "during")).exchange().expectStatus().isNotFound();
+        assertThat(ChunkedResponseReader.chunksOf(V0Uri.entities(port, "a", null)))
+                .extracting(chunk -> new String(chunk, StandardCharsets.UTF_8))
+                .containsExactly("after\nstored after the overload", "before\nstored before the overload");
+        assertThat(store.scheduler().rejections()).isGreaterThanOrEqualTo(3);
+    }
+
+    @Test
+    void rangeRequestDuringOverloadIs503() throws Exception {
+        occupyTheStorageThreadAndFillTheQueue();
+
+        client.get().uri(V0Uri.entities(port, "a", null)).exchange()
+                .expectStatus().isEqualTo(503)
+                .expectHeader().valueEquals(HttpHeaders.RETRY_AFTER, "1");
+
+        release.countDown();
+        awaitEmptyQueue();
+        client.get().uri(V0Uri.entities(port, "a", null)).exchange().expectStatus().isOk();
+    }
+
+    /** Blocks the single storage thread until {@link #release} and puts one more task into the one queue slot. */
+    private void occupyTheStorageThreadAndFillTheQueue() throws InterruptedException {
+        StorageScheduler storage = store.scheduler();
+        CountDownLatch running = new CountDownLatch(1);
+        storage.scheduler().schedule(() -> {
+            running.countDown();
+            awaitRelease();
+        });
+        assertThat(running.await(30, TimeUnit.SECONDS)).as("storage thread picked up the blocking task").isTrue();
+        storage.scheduler().schedule(this::awaitRelease);
+        assertThat(storage.queueDepth()).isEqualTo(1);
+    }
+
+    private void awaitRelease() {
+        try {
+            release.await(60, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private void awaitEmptyQueue() throws InterruptedException {
+        for (int i = 0; i < 300 && store.scheduler().queueDepth() > 0; i++) {
+            Thread.sleep(100);
+        }
+        assertThat(store.scheduler().queueDepth()).isZero();
+    }
+
+    private WebTestClient.ResponseSpec put(String id, String value) {
+        return client.put().uri(V0Uri.entity(port, id)).bodyValue(value.getBytes(StandardCharsets.UTF_8)).exchange();
+    }
+
+    private String get(String id) {
+        return client.get().uri(V0Uri.entity(port, id)).exchange()
+                .expectStatus().isOk()
+                .expectBody(String.class).returnResult().getResponseBody();
+    }
+}

@@ -1,0 +1,123 @@
+package dev.dht.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.dht.DhtApplication;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.boot.SpringApplication;
+import org.springframework.boot.web.server.context.WebServerApplicationContext;
+import org.springframework.context.ConfigurableApplicationContext;
+
+/**
+ * A wrong {@code dht.*} setting stops {@link SpringApplication} start-up with an {@link InvalidSettingException}
+ * naming it; a valid single node without a cluster secret starts.
+ */
+class InvalidSettingsTest {
+    private static final String SELF = "http://localhost:7001";
+    private static final String SECRET = "--dht.cluster-secret=s";
+
+    @TempDir
+    Path tempDir;
+
+    static Stream<Arguments> wrongSettings() {
+        return Stream.of(
+                Arguments.of("self not among nodes", "dht.self",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=http://localhost:7002,http://localhost:7003", SECRET)),
+                Arguments.of("duplicate node", "dht.nodes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002," + SELF, SECRET)),
+                Arguments.of("self without scheme", "dht.self",
+                        List.of("--dht.self=localhost:8080", "--dht.nodes=localhost:8080")),
+                Arguments.of("self with a path", "dht.self",
+                        List.of("--dht.self=http://h:8080/path", "--dht.nodes=http://h:8080/path")),
+                Arguments.of("node without scheme", "dht.nodes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",localhost:8080", SECRET)),
+                Arguments.of("node with a path", "dht.nodes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://h:8080/path", SECRET)),
+                Arguments.of("node without port", "dht.nodes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://h", SECRET)),
+                Arguments.of("node with another scheme", "dht.nodes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",ftp://h:21", SECRET)),
+                Arguments.of("several nodes without secret", "dht.cluster-secret",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002")),
+                Arguments.of("no storage thread", "dht.storage.threads",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.threads=0")));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("wrongSettings")
+    void wrongSettingStopsStartUpNamingIt(String problem, String setting, List<String> arguments) {
+        List<String> args = new ArrayList<>(arguments);
+        args.add("--dht.data-dir=" + tempDir.resolve("data"));
+
+        assertStartUpFailsNaming(setting, args);
+    }
+
+    @Test
+    void dataDirUnderARegularFileStopsStartUpNamingIt() throws Exception {
+        Path regularFile = Files.writeString(tempDir.resolve("not-a-directory"), "x");
+
+        assertStartUpFailsNaming("dht.data-dir",
+                List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.data-dir=" + regularFile.resolve("data")));
+    }
+
+    @Test
+    void dataDirThatIsARegularFileStopsStartUpNamingIt() throws Exception {
+        Path regularFile = Files.writeString(tempDir.resolve("data-file"), "x");
+
+        assertStartUpFailsNaming("dht.data-dir",
+                List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.data-dir=" + regularFile));
+    }
+
+    @Test
+    void singleNodeWithoutClusterSecretStartsAndServes() throws Exception {
+        SpringApplication application = new SpringApplication(DhtApplication.class);
+        try (ConfigurableApplicationContext context = application.run("--server.port=0", "--dht.self=" + SELF,
+                "--dht.nodes=" + SELF, "--dht.data-dir=" + tempDir.resolve("data"))) {
+            int port = ((WebServerApplicationContext) context).getWebServer().getPort();
+            HttpResponse<String> status = HttpClient.newHttpClient().send(
+                    HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v0/status")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+
+            assertThat(context.isRunning()).isTrue();
+            assertThat(status.statusCode()).isEqualTo(200);
+            assertThat(context.getBean(DhtProperties.class).clusterSecret()).isEmpty();
+        }
+    }
+
+    private static void assertStartUpFailsNaming(String setting, List<String> args) {
+        List<String> all = new ArrayList<>(args);
+        all.add("--server.port=0");
+        SpringApplication application = new SpringApplication(DhtApplication.class);
+
+        assertThatThrownBy(() -> application.run(all.toArray(String[]::new)).close())
+                .satisfies(failure -> {
+                    InvalidSettingException invalid = invalidSettingIn(failure);
+                    assertThat(invalid).as("InvalidSettingException in the cause chain of %s", failure).isNotNull();
+                    assertThat(invalid.setting()).isEqualTo(setting);
+                    assertThat(invalid.getMessage()).startsWith(setting + ": ");
+                });
+    }
+
+    private static InvalidSettingException invalidSettingIn(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof InvalidSettingException invalid) {
+                return invalid;
+            }
+        }
+        return null;
+    }
+}

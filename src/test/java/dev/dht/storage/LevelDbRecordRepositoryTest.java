@@ -1,0 +1,256 @@
+package dev.dht.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * {@link LevelDbRecordRepository} on both engines (leveldbjni and the pure-Java port): last write wins by
+ * timestamp whatever the arrival order, a tombstone wins a tie, ranges are bounded, unsigned and snapshot-consistent,
+ * and data survives close and reopen.
+ */
+class LevelDbRecordRepositoryTest {
+    @TempDir
+    Path dir;
+
+    private final List<RecordRepository> opened = new ArrayList<>();
+
+    @AfterEach
+    void closeAll() throws IOException {
+        for (RecordRepository repository : opened) {
+            if (repository.isOpen()) {
+                repository.close();
+            }
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void getOfANeverWrittenKeyIsNull(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        assertThat(db.get(key("absent"))).isNull();
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void upsertThenGetReturnsTheRecord(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        assertThat(db.upsert(key("foo"), value(10, "v1"))).isTrue();
+        assertThat(db.upsert(key("empty"), value(10, ""))).isTrue();
+
+        assertThat(db.get(key("foo"))).isEqualTo(value(10, "v1"));
+        assertThat(db.get(key("empty"))).isEqualTo(value(10, ""));
+        assertThat(db.get(key("empty")).isTombstone()).isFalse();
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void newerTimestampWinsWhateverTheArrivalOrder(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        assertThat(db.upsert(key("in-order"), value(10, "old"))).isTrue();
+        assertThat(db.upsert(key("in-order"), value(20, "new"))).isTrue();
+        assertThat(db.upsert(key("reordered"), value(20, "new"))).isTrue();
+        assertThat(db.upsert(key("reordered"), value(10, "old"))).isFalse();
+
+        assertThat(db.get(key("in-order"))).isEqualTo(value(20, "new"));
+        assertThat(db.get(key("reordered"))).isEqualTo(value(20, "new"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void tombstoneWinsATieInEitherOrder(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        db.upsert(key("value-first"), value(30, "v"));
+        assertThat(db.upsert(key("value-first"), Record.tombstone(30))).isTrue();
+        db.upsert(key("tombstone-first"), Record.tombstone(30));
+        assertThat(db.upsert(key("tombstone-first"), value(30, "v"))).isFalse();
+
+        assertThat(db.get(key("value-first"))).isEqualTo(Record.tombstone(30));
+        assertThat(db.get(key("tombstone-first"))).isEqualTo(Record.tombstone(30));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void olderWriteNeverOverwritesANewerOne(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        db.upsert(key("value"), value(100, "newest"));
+        assertThat(db.upsert(key("value"), Record.tombstone(99))).isFalse();
+        assertThat(db.upsert(key("value"), value(1, "ancient"))).isFalse();
+        db.upsert(key("deleted"), Record.tombstone(100));
+        assertThat(db.upsert(key("deleted"), value(99, "resurrection"))).isFalse();
+
+        assertThat(db.get(key("value"))).isEqualTo(value(100, "newest"));
+        assertThat(db.get(key("deleted"))).isEqualTo(Record.tombstone(100));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void sameVersionAgainIsNotRewritten(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        assertThat(db.upsert(key("k"), value(5, "v"))).isTrue();
+
+        assertThat(db.upsert(key("k"), value(5, "v"))).isFalse();
+        assertThat(db.get(key("k"))).isEqualTo(value(5, "v"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void rangeStartIsInclusiveEndIsExclusiveAndTombstonesAreIncluded(StorageEngine engine) {
+        RecordRepository db = open(engine);
+        for (String k : new String[] {"a", "b", "bb", "c", "d"}) {
+            db.upsert(key(k), value(1, k));
+        }
+        db.upsert(key("c"), Record.tombstone(2));
+
+        assertThat(keys(db, "b", "d")).containsExactly("b", "bb", "c");
+        assertThat(keys(db, "b", null)).containsExactly("b", "bb", "c", "d");
+        assertThat(keys(db, "ba", "c")).containsExactly("bb");
+        assertThat(keys(db, "b", "b")).isEmpty();
+        assertThat(keys(db, "e", null)).isEmpty();
+        assertThat(keys(db, "d", "a")).isEmpty();
+        assertThat(read(db, "c", "d")).containsExactly(new KeyedRecordView("c", Record.tombstone(2)));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void rangeIsInUnsignedByteOrderIncludingBytesFrom0x80(StorageEngine engine) {
+        RecordRepository db = open(engine);
+        byte[][] unsignedOrder = {
+            {0x00}, {0x01}, {0x41}, {0x7F}, {0x7F, 0x00}, {(byte) 0x80}, {(byte) 0x80, 0x01}, {(byte) 0xC3, (byte) 0xA9},
+            {(byte) 0xF0, (byte) 0x9F}, {(byte) 0xFF}, {(byte) 0xFF, (byte) 0xFF}};
+        for (int i = unsignedOrder.length - 1; i >= 0; i--) {
+            db.upsert(unsignedOrder[i], value(1, "v" + i));
+        }
+
+        List<byte[]> all = rawKeys(db, new byte[] {0x00}, null);
+        List<byte[]> middle = rawKeys(db, new byte[] {0x7F}, new byte[] {(byte) 0xC3});
+        List<byte[]> top = rawKeys(db, new byte[] {(byte) 0x81}, new byte[] {(byte) 0xFF, (byte) 0xFF});
+
+        assertThat(all).usingElementComparator(Arrays::compare).containsExactly(unsignedOrder);
+        assertThat(middle).usingElementComparator(Arrays::compare)
+                .containsExactly(new byte[] {0x7F}, new byte[] {0x7F, 0x00}, new byte[] {(byte) 0x80},
+                        new byte[] {(byte) 0x80, 0x01});
+        assertThat(top).usingElementComparator(Arrays::compare)
+                .containsExactly(new byte[] {(byte) 0xC3, (byte) 0xA9}, new byte[] {(byte) 0xF0, (byte) 0x9F},
+                        new byte[] {(byte) 0xFF});
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void rangeReadsASnapshotTakenWhenTheCursorOpened(StorageEngine engine) {
+        RecordRepository db = open(engine);
+        db.upsert(key("s/1"), value(1, "before"));
+        db.upsert(key("s/3"), value(1, "before"));
+
+        List<KeyedRecordView> seen = new ArrayList<>();
+        try (RecordRepository.Cursor cursor = db.range(key("s/"), key("s0"))) {
+            db.upsert(key("s/2"), value(2, "inserted after"));
+            db.upsert(key("s/3"), value(2, "overwritten after"));
+            db.upsert(key("s/1"), Record.tombstone(2));
+            while (cursor.hasNext()) {
+                KeyedRecord next = cursor.next();
+                seen.add(new KeyedRecordView(new String(next.key(), StandardCharsets.UTF_8), next.record()));
+            }
+        }
+
+        assertThat(seen).containsExactly(
+                new KeyedRecordView("s/1", value(1, "before")), new KeyedRecordView("s/3", value(1, "before")));
+        assertThat(read(db, "s/", "s0")).containsExactly(
+                new KeyedRecordView("s/1", Record.tombstone(2)),
+                new KeyedRecordView("s/2", value(2, "inserted after")),
+                new KeyedRecordView("s/3", value(2, "overwritten after")));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void closedCursorHasNoNext(StorageEngine engine) {
+        RecordRepository db = open(engine);
+        db.upsert(key("k"), value(1, "v"));
+
+        RecordRepository.Cursor cursor = db.range(key("a"), null);
+        cursor.close();
+        cursor.close();
+
+        assertThat(cursor.hasNext()).isFalse();
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void dataSurvivesCloseAndReopen(StorageEngine engine) throws IOException {
+        RecordRepository db = open(engine);
+        db.upsert(key("kept"), value(7, "value"));
+        db.upsert(key("deleted"), Record.tombstone(8));
+        byte[] big = new byte[1 << 20];
+        Arrays.fill(big, (byte) 0x5A);
+        db.upsert(key("big"), Record.value(9, big));
+
+        db.close();
+        assertThat(db.isOpen()).isFalse();
+        RecordRepository reopened = open(engine);
+
+        assertThat(reopened.isOpen()).isTrue();
+        assertThat(reopened.get(key("kept"))).isEqualTo(value(7, "value"));
+        assertThat(reopened.get(key("deleted"))).isEqualTo(Record.tombstone(8));
+        assertThat(reopened.get(key("big"))).isEqualTo(Record.value(9, big));
+        assertThat(reopened.upsert(key("kept"), value(6, "older"))).isFalse();
+        assertThat(reopened.sizeOnDiskBytes()).isPositive();
+    }
+
+    private RecordRepository open(StorageEngine engine) {
+        RecordRepository repository = LevelDbRecordRepository.open(dir.resolve("db"), engine, false);
+        opened.add(repository);
+        return repository;
+    }
+
+    private static List<String> keys(RecordRepository db, String start, String end) {
+        return read(db, start, end).stream().map(KeyedRecordView::key).toList();
+    }
+
+    private static List<KeyedRecordView> read(RecordRepository db, String start, String end) {
+        List<KeyedRecordView> result = new ArrayList<>();
+        try (RecordRepository.Cursor cursor = db.range(key(start), end == null ? null : key(end))) {
+            while (cursor.hasNext()) {
+                KeyedRecord next = cursor.next();
+                result.add(new KeyedRecordView(new String(next.key(), StandardCharsets.UTF_8), next.record()));
+            }
+        }
+        return result;
+    }
+
+    private static List<byte[]> rawKeys(RecordRepository db, byte[] start, byte[] end) {
+        List<byte[]> result = new ArrayList<>();
+        try (RecordRepository.Cursor cursor = db.range(start, end)) {
+            while (cursor.hasNext()) {
+                result.add(cursor.next().key());
+            }
+        }
+        return result;
+    }
+
+    private static byte[] key(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static Record value(long timestamp, String text) {
+        return Record.value(timestamp, text.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** A range entry with its key as text, comparable by value (KeyedRecord holds an array). */
+    private record KeyedRecordView(String key, Record record) {
+    }
+}

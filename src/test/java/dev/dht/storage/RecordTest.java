@@ -1,0 +1,166 @@
+package dev.dht.storage;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link Record}: its binary layout round-trips, malformed bytes are rejected, and {@link Record#newest} is a
+ * commutative, associative last-write-wins.
+ */
+class RecordTest {
+
+    @Test
+    void valueRoundTripsThroughItsLayout() {
+        Record record = Record.value(0x0102030405060708L, "hello".getBytes(StandardCharsets.UTF_8));
+
+        byte[] encoded = record.encode();
+
+        assertThat(encoded).hasSize(Record.HEADER_BYTES + 5).hasSize(record.encodedSize());
+        assertThat(ByteBuffer.wrap(encoded).getLong()).isEqualTo(0x0102030405060708L);
+        assertThat(encoded[8]).isZero();
+        assertThat(new String(encoded, 9, 5, StandardCharsets.UTF_8)).isEqualTo("hello");
+        Record decoded = Record.decode(encoded);
+        assertThat(decoded).isEqualTo(record);
+        assertThat(decoded.timestamp()).isEqualTo(0x0102030405060708L);
+        assertThat(decoded.isTombstone()).isFalse();
+        assertThat(decoded.value()).isEqualTo("hello".getBytes(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void emptyValueRoundTripsAndIsNotATombstone() {
+        Record decoded = Record.decode(Record.value(42, new byte[0]).encode());
+
+        assertThat(decoded.isTombstone()).isFalse();
+        assertThat(decoded.value()).isEmpty();
+        assertThat(decoded.timestamp()).isEqualTo(42);
+        assertThat(decoded).isNotEqualTo(Record.tombstone(42));
+    }
+
+    @Test
+    void tombstoneRoundTripsAsTheHeaderAlone() {
+        byte[] encoded = Record.tombstone(Long.MAX_VALUE).encode();
+
+        assertThat(encoded).hasSize(Record.HEADER_BYTES);
+        assertThat(encoded[8]).isEqualTo((byte) 1);
+        Record decoded = Record.decode(encoded);
+        assertThat(decoded.isTombstone()).isTrue();
+        assertThat(decoded.timestamp()).isEqualTo(Long.MAX_VALUE);
+        assertThat(decoded.value()).isEmpty();
+    }
+
+    @Test
+    void everyByteValueRoundTrips() {
+        byte[] value = new byte[256];
+        for (int i = 0; i < value.length; i++) {
+            value[i] = (byte) i;
+        }
+
+        assertThat(Record.decode(Record.value(1, value).encode()).value()).isEqualTo(value);
+    }
+
+    @Test
+    void bytesShorterThanTheHeaderAreRejected() {
+        assertThatThrownBy(() -> Record.decode(new byte[0])).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Record.decode(new byte[Record.HEADER_BYTES - 1]))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("9 bytes");
+    }
+
+    @Test
+    void tombstoneCarryingValueBytesIsRejected() {
+        byte[] encoded = ByteBuffer.allocate(Record.HEADER_BYTES + 1).putLong(5).put((byte) 1).put((byte) 'x').array();
+
+        assertThatThrownBy(() -> Record.decode(encoded)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tombstone");
+    }
+
+    @Test
+    void negativeTimestampIsRejected() {
+        byte[] encoded = ByteBuffer.allocate(Record.HEADER_BYTES).putLong(-1).put((byte) 0).array();
+
+        assertThatThrownBy(() -> Record.decode(encoded)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Record.value(-1, new byte[0])).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Record.tombstone(Long.MIN_VALUE)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    @Test
+    void higherTimestampWins() {
+        Record older = Record.tombstone(1);
+        Record newer = Record.value(2, new byte[0]);
+
+        assertThat(Record.newest(older, newer)).isSameAs(newer);
+        assertThat(Record.newest(newer, older)).isSameAs(newer);
+        assertThat(newer.supersedes(older)).isTrue();
+        assertThat(older.supersedes(newer)).isFalse();
+    }
+
+    @Test
+    void tombstoneWinsATie() {
+        Record value = Record.value(7, "zzz".getBytes(StandardCharsets.UTF_8));
+        Record tombstone = Record.tombstone(7);
+
+        assertThat(Record.newest(value, tombstone)).isSameAs(tombstone);
+        assertThat(Record.newest(tombstone, value)).isSameAs(tombstone);
+    }
+
+    @Test
+    void equalTimestampValuesAreSettledByUnsignedBytes() {
+        Record low = Record.value(7, new byte[] {0x7F});
+        Record high = Record.value(7, new byte[] {(byte) 0x80});
+
+        assertThat(Record.newest(low, high)).isSameAs(high);
+        assertThat(Record.newest(high, low)).isSameAs(high);
+    }
+
+    @Test
+    void sameVersionDoesNotSupersedeItself() {
+        Record a = Record.value(3, new byte[] {1, 2});
+        Record b = Record.value(3, new byte[] {1, 2});
+
+        assertThat(a.supersedes(b)).isFalse();
+        assertThat(b.supersedes(a)).isFalse();
+        assertThat(a).isEqualTo(b).hasSameHashCodeAs(b);
+    }
+
+    @Test
+    void newestIsCommutativeOverManyRandomPairs() {
+        Random random = new Random(20240611);
+        for (int i = 0; i < 20_000; i++) {
+            Record a = randomRecord(random);
+            Record b = randomRecord(random);
+
+            assertThat(Record.newest(a, b)).as("newest(%s, %s)", a, b).isEqualTo(Record.newest(b, a));
+            assertThat(Record.newest(a, b)).isIn(a, b);
+        }
+    }
+
+    @Test
+    void newestIsAssociativeOverManyRandomTriples() {
+        Random random = new Random(1998);
+        for (int i = 0; i < 20_000; i++) {
+            Record a = randomRecord(random);
+            Record b = randomRecord(random);
+            Record c = randomRecord(random);
+
+            assertThat(Record.newest(Record.newest(a, b), c)).as("%s, %s, %s", a, b, c)
+                    .isEqualTo(Record.newest(a, Record.newest(b, c)));
+        }
+    }
+
+    /** Few timestamps and short values from a small alphabet, so ties of timestamp and of bytes are common. */
+    private static Record randomRecord(Random random) {
+        long timestamp = random.nextInt(4);
+        if (random.nextInt(4) == 0) {
+            return Record.tombstone(timestamp);
+        }
+        byte[] value = new byte[random.nextInt(3)];
+        for (int i = 0; i < value.length; i++) {
+            value[i] = (byte) (random.nextBoolean() ? 0x01 : 0xF0);
+        }
+        return Record.value(timestamp, value);
+    }
+}
