@@ -2,9 +2,9 @@ package dev.dht;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.fixture.ChunkedResponseReader;
-import dev.dht.fixture.NodeProcess;
-import dev.dht.fixture.V0Uri;
+import dev.dht.testing.ChunkedResponseReader;
+import dev.dht.testing.NodeProcess;
+import dev.dht.testing.V0Uri;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;

@@ -2,9 +2,9 @@ package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.fixture.ChunkedResponseReader;
-import dev.dht.fixture.SingleNodeSettings;
-import dev.dht.fixture.V0Uri;
+import dev.dht.testing.ChunkedResponseReader;
+import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.V0Uri;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;

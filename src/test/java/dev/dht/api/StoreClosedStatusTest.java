@@ -1,6 +1,6 @@
 package dev.dht.api;
 
-import dev.dht.fixture.SingleNodeSettings;
+import dev.dht.testing.SingleNodeSettings;
 import dev.dht.storage.LocalStore;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -2,7 +2,7 @@ package dev.dht.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.fixture.NodeProcess;
+import dev.dht.testing.NodeProcess;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

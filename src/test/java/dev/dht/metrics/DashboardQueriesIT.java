@@ -1,5 +1,6 @@
 package dev.dht.metrics;
 
+import dev.dht.testing.ProcessCluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
@@ -52,7 +53,7 @@ class DashboardQueriesIT {
         List<GrafanaDashboard.Query> queries = dashboard.queries();
         assertThat(queries).as("PromQL expressions in " + DASHBOARD).isNotEmpty();
 
-        try (JarCluster cluster = JarCluster.start(JAR, 3, tmp.resolve("cluster"));
+        try (ProcessCluster cluster = ProcessCluster.start(3, tmp.resolve("cluster"), List.of("-Xmx256m", "-XX:+UseSerialGC"));
              PrometheusServer server = PrometheusServer.start(prometheus.get(), cluster.hostPorts(), tmp.resolve("prometheus"))) {
             server.awaitScrapedAfter(Instant.now(), 3, Duration.ofSeconds(30));
             applyLoad(cluster);
@@ -83,7 +84,7 @@ class DashboardQueriesIT {
     }
 
     /** Requests of every kind, then the same with one node stopped for a moment. */
-    private void applyLoad(JarCluster cluster) throws Exception {
+    private void applyLoad(ProcessCluster cluster) throws Exception {
         List<String> nodes = cluster.urls();
         for (int i = 0; i < 30; i++) {
             assertThat(send("PUT", nodes.get(i % 3), "/v0/entity?id=k" + i, "value-" + i)).isEqualTo(201);

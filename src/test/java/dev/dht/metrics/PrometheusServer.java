@@ -1,5 +1,6 @@
 package dev.dht.metrics;
 
+import dev.dht.testing.NodeProcess;
 import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
@@ -13,6 +14,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import tools.jackson.databind.JsonNode;
@@ -62,7 +64,7 @@ final class PrometheusServer implements AutoCloseable {
                 "    static_configs:",
                 "      - targets: [" + targets.stream().map(t -> "'" + t + "'").collect(Collectors.joining(", ")) + "]",
                 ""));
-        int port = JarCluster.freePort();
+        int port = NodeProcess.freePort();
         Path log = dir.resolve("prometheus.log");
         Process process = new ProcessBuilder(binary.toString(),
                 "--config.file=" + config,
@@ -121,7 +123,15 @@ final class PrometheusServer implements AutoCloseable {
 
     @Override
     public void close() {
-        JarCluster.terminate(process);
+        process.destroy();
+        try {
+            if (!process.waitFor(30, TimeUnit.SECONDS)) {
+                process.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
     }
 
     private void awaitReady(Duration timeout) throws InterruptedException {
@@ -129,7 +139,7 @@ final class PrometheusServer implements AutoCloseable {
         while (System.nanoTime() < deadline) {
             if (!process.isAlive()) {
                 throw new IllegalStateException("prometheus exited with " + process.exitValue() + ":\n"
-                        + JarCluster.tail(log));
+                        + tail(log));
             }
             try {
                 HttpRequest request = HttpRequest.newBuilder(base.resolve("/-/ready")).timeout(Duration.ofSeconds(1)).build();
@@ -141,12 +151,21 @@ final class PrometheusServer implements AutoCloseable {
             }
             Thread.sleep(100);
         }
-        throw new IllegalStateException("prometheus not ready within " + timeout + ":\n" + JarCluster.tail(log));
+        throw new IllegalStateException("prometheus not ready within " + timeout + ":\n" + tail(log));
     }
 
     private JsonNode get(String pathAndQuery) throws IOException, InterruptedException {
         HttpRequest request = HttpRequest.newBuilder(URI.create(base + pathAndQuery)).timeout(Duration.ofSeconds(10)).build();
         HttpResponse<String> response = http.send(request, HttpResponse.BodyHandlers.ofString());
         return JsonMapper.shared().readTree(response.body());
+    }
+
+    private static String tail(Path file) {
+        try {
+            List<String> lines = Files.readAllLines(file);
+            return String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size()));
+        } catch (IOException e) {
+            return "(cannot read " + file + ": " + e + ")";
+        }
     }
 }

@@ -3,7 +3,7 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.dht.testing.ChunkedHttpReader;
+import dev.dht.testing.ChunkedResponseReader;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import java.io.EOFException;
@@ -95,7 +95,7 @@ class ClusterRangeTest {
     @Test
     void aNodeDownBeforeTheStreamGives504() throws IOException {
         cluster.stop(2);
-        try (ChunkedHttpReader reader = ChunkedHttpReader.open(rangeUri(0, "r", null))) {
+        try (ChunkedResponseReader reader = ChunkedResponseReader.get(rangeUri(0, "r", null))) {
             assertThat(reader.status()).isEqualTo(504);
         }
     }
@@ -107,7 +107,7 @@ class ClusterRangeTest {
         for (int i = 0; i < 600; i++) {
             assertThat(cluster.client(0).put("z-big-" + String.format("%04d", i), big, "3/3")).isEqualTo(201);
         }
-        try (ChunkedHttpReader reader = ChunkedHttpReader.open(rangeUri(0, "z-big-", null))) {
+        try (ChunkedResponseReader reader = ChunkedResponseReader.get(rangeUri(0, "z-big-", null))) {
             assertThat(reader.status()).isEqualTo(200);
             assertThat(reader.nextChunk()).isNotNull();
             cluster.stop(1);
@@ -121,7 +121,7 @@ class ClusterRangeTest {
 
     private Map<String, String> range(int node, String start, String end) throws IOException {
         Map<String, String> result = new java.util.LinkedHashMap<>();
-        for (byte[] chunk : ChunkedHttpReader.readAllChunks(rangeUri(node, start, end))) {
+        for (byte[] chunk : ChunkedResponseReader.chunksOf(rangeUri(node, start, end))) {
             String text = new String(chunk, StandardCharsets.UTF_8);
             int newline = text.indexOf('\n');
             assertThat(newline).as("chunk %s has key\\nvalue", text).isPositive();

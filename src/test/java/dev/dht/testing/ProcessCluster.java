@@ -1,0 +1,118 @@
+package dev.dht.testing;
+
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+
+/**
+ * A cluster of real node processes of {@code target/dht.jar} ({@link NodeProcess}) on free loopback ports, with
+ * a generated cluster secret and a data directory per node. A node can be stopped (SIGTERM, graceful) and
+ * started again on its port and data. Output goes to {@code node-I.log} beside the data.
+ */
+public final class ProcessCluster implements AutoCloseable {
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+
+    private final Path dir;
+    private final List<Integer> ports;
+    private final List<String> jvmOptions;
+    private final String secret;
+    private final NodeProcess[] nodes;
+
+    private ProcessCluster(Path dir, List<Integer> ports, List<String> jvmOptions) {
+        this.dir = dir;
+        this.ports = List.copyOf(ports);
+        this.jvmOptions = List.copyOf(jvmOptions);
+        byte[] secretBytes = new byte[24];
+        new SecureRandom().nextBytes(secretBytes);
+        this.secret = HexFormat.of().formatHex(secretBytes);
+        this.nodes = new NodeProcess[ports.size()];
+    }
+
+    /** Starts {@code size} nodes with {@code jvmOptions} (e.g. -Xmx128m) and waits until each answers /v0/status. */
+    public static ProcessCluster start(int size, Path dir, List<String> jvmOptions) throws IOException, InterruptedException {
+        List<Integer> ports = new ArrayList<>();
+        for (int i = 0; i < size; i++) {
+            ports.add(NodeProcess.freePort());
+        }
+        Files.createDirectories(dir);
+        ProcessCluster cluster = new ProcessCluster(dir, ports, jvmOptions);
+        try {
+            for (int i = 0; i < size; i++) {
+                cluster.launch(i);
+            }
+            for (int i = 0; i < size; i++) {
+                cluster.nodes[i].awaitUp(START_TIMEOUT);
+            }
+            return cluster;
+        } catch (IOException | InterruptedException | RuntimeException e) {
+            cluster.close();
+            throw e;
+        }
+    }
+
+    /** Base URLs of the nodes, {@code http://localhost:PORT}, in order; also their {@code node} metric tag. */
+    public List<String> urls() {
+        return ports.stream().map(port -> "http://localhost:" + port).toList();
+    }
+
+    /** {@code localhost:PORT} of every node, as Prometheus targets. */
+    public List<String> hostPorts() {
+        return ports.stream().map(port -> "localhost:" + port).toList();
+    }
+
+    /** Base URL of node {@code index}. */
+    public URI url(int index) {
+        return URI.create(urls().get(index));
+    }
+
+    /** The process of node {@code index} (null while stopped). */
+    public NodeProcess node(int index) {
+        return nodes[index];
+    }
+
+    /** Stops node {@code index} gracefully (SIGTERM) and waits for it to exit. */
+    public void stop(int index) throws InterruptedException {
+        nodes[index].terminate(Duration.ofSeconds(30));
+        nodes[index] = null;
+    }
+
+    /** Starts node {@code index} again on its port and data, and waits until it is up. */
+    public void restart(int index) throws IOException, InterruptedException {
+        launch(index);
+        nodes[index].awaitUp(START_TIMEOUT);
+    }
+
+    /** SIGTERM to every node, then waits for each (killing what does not exit in 30 s). */
+    @Override
+    public void close() throws InterruptedException {
+        for (NodeProcess node : nodes) {
+            if (node != null && node.isAlive()) {
+                node.signalTerminate();
+            }
+        }
+        for (int i = 0; i < nodes.length; i++) {
+            if (nodes[i] != null) {
+                try {
+                    nodes[i].awaitExit(Duration.ofSeconds(30));
+                } catch (IllegalStateException stillRunning) {
+                    nodes[i].close();
+                }
+                nodes[i] = null;
+            }
+        }
+    }
+
+    private void launch(int index) throws IOException {
+        nodes[index] = NodeProcess.start(ports.get(index), dir.resolve("data-" + index).toAbsolutePath(),
+                dir.resolve("node-" + index + ".log"), jvmOptions,
+                "--dht.self=" + urls().get(index),
+                "--dht.nodes=" + String.join(",", urls()),
+                "--dht.cluster-secret=" + secret);
+    }
+}
