@@ -1,6 +1,7 @@
 package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -178,7 +179,7 @@ class LevelDbRecordRepositoryTest {
 
     @ParameterizedTest
     @EnumSource(StorageEngine.class)
-    void closedCursorHasNoNext(StorageEngine engine) {
+    void aClosedCursorFailsInsteadOfEndingAsIfComplete(StorageEngine engine) {
         RecordRepository db = open(engine);
         db.upsert(key("k"), value(1, "v"));
 
@@ -186,7 +187,22 @@ class LevelDbRecordRepositoryTest {
         cursor.close();
         cursor.close();
 
-        assertThat(cursor.hasNext()).isFalse();
+        assertThatThrownBy(cursor::hasNext).isInstanceOf(IllegalStateException.class);
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void closingTheStoreFailsAnOpenCursor(StorageEngine engine) throws IOException {
+        RecordRepository db = open(engine);
+        db.upsert(key("a"), value(1, "1"));
+        db.upsert(key("b"), value(1, "2"));
+
+        RecordRepository.Cursor cursor = db.range(key("a"), null);
+        assertThat(cursor.next().key()).isEqualTo(key("a"));
+        db.close();
+
+        assertThatThrownBy(cursor::hasNext).as("a range cut by shutdown must not look complete")
+                .isInstanceOf(IllegalStateException.class);
     }
 
     @ParameterizedTest
