@@ -122,8 +122,10 @@ public final class RangeFrameCodec {
                 frames.add(new KeyedRecord(key, Record.decode(record)));
                 offset += frameLength;
             }
-            System.arraycopy(pending, offset, pending, 0, length - offset);
-            length -= offset;
+            if (offset > 0) {
+                System.arraycopy(pending, offset, pending, 0, length - offset);
+                length -= offset;
+            }
             return frames;
         }
 

@@ -90,6 +90,25 @@ class RangeFrameCodecTest {
     }
 
     @Test
+    void aLargeRecordInSmallBuffersIsDecodedInLinearTime() {
+        byte[] value = new byte[8 * 1024 * 1024];
+        new Random(11).nextBytes(value);
+        List<KeyedRecord> records = List.of(new KeyedRecord("big".getBytes(StandardCharsets.UTF_8), Record.value(1, value)));
+        byte[] bytes = encoded(records);
+        List<DataBuffer> pieces = new ArrayList<>();
+        for (int offset = 0; offset < bytes.length; offset += 256) {
+            pieces.add(BUFFERS.wrap(Arrays.copyOfRange(bytes, offset, Math.min(bytes.length, offset + 256))));
+        }
+        long started = System.nanoTime();
+        List<KeyedRecord> decoded = RangeFrameCodec.decode(Flux.fromIterable(pieces), "test", 4).collectList().block();
+        long millis = (System.nanoTime() - started) / 1_000_000;
+        assertThat(decoded).hasSize(1);
+        assertThat(decoded.get(0).record().value()).isEqualTo(value);
+        assertThat(millis).as("ms to decode 8 MiB from 256-byte buffers (the bytes held must not be copied per buffer)")
+                .isLessThan(1_000);
+    }
+
+    @Test
     void bytesAfterTheEndMarkerAreRejected() {
         byte[] bytes = encoded(List.of());
         byte[] extra = Arrays.copyOf(bytes, bytes.length + 3);
