@@ -133,7 +133,8 @@ public class DhtConfiguration {
         for (Node node : topology.nodes()) {
             replicas.put(node, node.self()
                     ? new LocalReplica(store)
-                    : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics));
+                    : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics,
+                            properties.replicaTimeout()));
         }
         return new Replicas(replicas);
     }

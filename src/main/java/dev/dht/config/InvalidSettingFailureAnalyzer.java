@@ -1,5 +1,6 @@
 package dev.dht.config;
 
+import java.util.Locale;
 import org.springframework.boot.diagnostics.AbstractFailureAnalyzer;
 import org.springframework.boot.diagnostics.FailureAnalysis;
 import org.springframework.core.Ordered;
@@ -17,7 +18,7 @@ public final class InvalidSettingFailureAnalyzer extends AbstractFailureAnalyzer
     protected FailureAnalysis analyze(Throwable rootFailure, InvalidSettingException cause) {
         return new FailureAnalysis("Invalid setting " + cause.getMessage(),
                 "Fix " + cause.setting() + " (command-line --" + cause.setting() + "=..., or the environment variable "
-                        + cause.setting().toUpperCase().replace('.', '_').replace('-', '_') + ").",
+                        + cause.setting().toUpperCase(Locale.ROOT).replace('.', '_').replace('-', '_') + ").",
                 cause);
     }
 }

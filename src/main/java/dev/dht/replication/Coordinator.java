@@ -45,7 +45,8 @@ public final class Coordinator {
 
     /**
      * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of
-     * them has a record. A tombstone is returned as such (the caller answers 404).
+     * them has a record. A tombstone is returned as such (the caller answers 404). The node clock observes the
+     * newest timestamp read, so a write this node coordinates after the read orders after what was read.
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
         List<Mono<ReplicaRead>> calls = new ArrayList<>(rf.from());
@@ -57,7 +58,10 @@ public final class Coordinator {
                     Optional<Record> newest = answers.stream()
                             .flatMap(answer -> answer.record().stream())
                             .reduce(Record::newest);
-                    newest.ifPresent(record -> repairStale(id, record, answers));
+                    newest.ifPresent(record -> {
+                        clock.observe(record.timestamp());
+                        repairStale(id, record, answers);
+                    });
                     return newest;
                 });
     }

@@ -51,15 +51,18 @@ public final class RangeFrameCodec {
     }
 
     /**
-     * Decodes a body split into arbitrary buffers (each is released). Holds at most one incomplete frame and
-     * {@code prefetch} buffers. Fails if the body ends without the end marker or has bytes after it.
+     * Decodes a body split into arbitrary buffers (each is released, also the ones read ahead when the stream is
+     * cancelled or fails). Holds at most one incomplete frame and {@code prefetch} buffers. Fails if the body
+     * ends without the end marker or has bytes after it.
      *
      * @param source names the peer in error messages
      */
     public static Flux<KeyedRecord> decode(Flux<DataBuffer> body, String source, int prefetch) {
         return Flux.defer(() -> {
             FrameReader reader = new FrameReader(source);
-            return body.concatMapIterable(reader::feed, prefetch).concatWith(Mono.fromRunnable(reader::finish));
+            return body.concatMapIterable(reader::feed, prefetch)
+                    .doOnDiscard(DataBuffer.class, DataBufferUtils::release)
+                    .concatWith(Mono.fromRunnable(reader::finish));
         });
     }
 
@@ -122,8 +125,10 @@ public final class RangeFrameCodec {
                 frames.add(new KeyedRecord(key, Record.decode(record)));
                 offset += frameLength;
             }
-            System.arraycopy(pending, offset, pending, 0, length - offset);
-            length -= offset;
+            if (offset > 0) {
+                System.arraycopy(pending, offset, pending, 0, length - offset);
+                length -= offset;
+            }
             return frames;
         }
 

@@ -5,6 +5,7 @@ import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.storage.Record;
 import dev.dht.storage.KeyedRecord;
+import java.time.Duration;
 import java.util.Optional;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
@@ -12,11 +13,12 @@ import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClientRequest;
 
 /**
  * A peer node as a replica, over the internal protocol ({@link InternalProtocol}) with the shared, pooled
- * {@link WebClient}. Connect and response timeouts come from the client ({@code dht.replica-timeout}).
- * Every outcome is reported to {@link PeerHealth}. Non-blocking.
+ * {@link WebClient}. Connect and response timeouts come from the client ({@code dht.replica-timeout}), except
+ * on range streams (see {@link #range}). Every outcome is reported to {@link PeerHealth}. Non-blocking.
  */
 public final class RemoteReplica implements Replica {
     /** Body buffers (each up to a few KiB) read ahead of the range decoder. */
@@ -27,14 +29,18 @@ public final class RemoteReplica implements Replica {
     private final String secret;
     private final PeerHealth health;
     private final ReplicaCallMetrics metrics;
+    private final Duration timeout;
     private final String recordUri;
 
-    public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics) {
+    /** @param timeout {@code dht.replica-timeout}: how long a range stream may take to its first record */
+    public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics,
+                         Duration timeout) {
         this.node = node;
         this.metrics = metrics;
         this.client = client;
         this.secret = secret;
         this.health = health;
+        this.timeout = timeout;
         this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id={id}";
     }
 
@@ -72,6 +78,14 @@ public final class RemoteReplica implements Replica {
                 .doOnError(error -> health.failed(node, error));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Only the first record (or the end of an empty stream) must arrive within {@code dht.replica-timeout}.
+     * The client's response timeout, a limit on the time between two reads, is switched off for the stream:
+     * backpressure from a client that reads slowly stops the reads for as long as it pauses, and that must not
+     * fail a healthy peer's stream.
+     */
     @Override
     public Flux<KeyedRecord> range(String start, String end) {
         String uri = node.url() + InternalProtocol.RANGE_PATH + (end == null ? "?start={start}" : "?start={start}&end={end}");
@@ -79,9 +93,11 @@ public final class RemoteReplica implements Replica {
         return metrics.timed(node, "range", client.get()
                         .uri(uri, variables)
                         .header(InternalProtocol.SECRET_HEADER, secret)
+                        .httpRequest(request -> request.<HttpClientRequest>getNativeRequest().responseTimeout(null))
                         .exchangeToFlux(response -> response.statusCode().is2xxSuccessful()
                                 ? RangeFrameCodec.decode(response.bodyToFlux(DataBuffer.class), node.name(), BODY_PREFETCH)
-                                : response.<KeyedRecord>createError().flux()))
+                                : response.<KeyedRecord>createError().flux())
+                        .timeout(Mono.delay(timeout), first -> Mono.never()))
                 .doOnComplete(() -> health.succeeded(node))
                 .doOnError(error -> health.failed(node, error))
                 .onErrorMap(error -> !(error instanceof RangeUnavailableException),

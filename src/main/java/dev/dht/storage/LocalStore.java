@@ -4,8 +4,13 @@ import dev.dht.metrics.StorageMetrics;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.io.IOException;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
+import org.reactivestreams.Subscription;
+import reactor.core.CoreSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Operators;
+import reactor.util.context.Context;
 
 /**
  * Reactive face of this node's {@link RecordRepository}: every call runs on the {@link StorageScheduler},
@@ -52,7 +57,8 @@ public final class LocalStore implements AutoCloseable {
     /**
      * Streams {@code [start, end)} in key order from a snapshot, tombstones included, with backpressure: the
      * iterator advances only as far as downstream requested. Iteration runs on the storage scheduler; the
-     * cursor is closed when the stream completes, fails or is cancelled.
+     * cursor is closed when the stream completes, fails or is cancelled. A full storage queue fails the stream
+     * with {@link RejectedExecutionException}, also mid-stream.
      *
      * @param end exclusive bound or null
      */
@@ -68,7 +74,64 @@ public final class LocalStore implements AutoCloseable {
                             return cursor;
                         },
                         RecordRepository.Cursor::close)
-                .subscribeOn(storage.scheduler());
+                .subscribeOn(storage.scheduler())
+                .transform(Operators.<KeyedRecord, KeyedRecord>lift((scannable, downstream) -> new RejectedRequestToError<>(downstream)));
+    }
+
+    /**
+     * {@code subscribeOn} runs each {@code request(n)} as a storage task; when the queue refuses that task it
+     * throws the {@link RejectedExecutionException} out of {@code request(n)} (into whoever asked for more, e.g.
+     * a Netty event loop) instead of signalling it, and the stream then neither continues nor ends. This turns
+     * that throw into cancel + onError. Signals are serialised, since a storage thread may still be emitting.
+     */
+    private static final class RejectedRequestToError<T> implements CoreSubscriber<T>, Subscription {
+        private final CoreSubscriber<T> downstream;
+        private Subscription upstream;
+
+        RejectedRequestToError(CoreSubscriber<? super T> downstream) {
+            this.downstream = Operators.serialize(downstream);
+        }
+
+        @Override
+        public void onSubscribe(Subscription subscription) {
+            upstream = subscription;
+            downstream.onSubscribe(this);
+        }
+
+        @Override
+        public void onNext(T value) {
+            downstream.onNext(value);
+        }
+
+        @Override
+        public void onError(Throwable error) {
+            downstream.onError(error);
+        }
+
+        @Override
+        public void onComplete() {
+            downstream.onComplete();
+        }
+
+        @Override
+        public void request(long n) {
+            try {
+                upstream.request(n);
+            } catch (RejectedExecutionException rejected) {
+                upstream.cancel();
+                downstream.onError(rejected);
+            }
+        }
+
+        @Override
+        public void cancel() {
+            upstream.cancel();
+        }
+
+        @Override
+        public Context currentContext() {
+            return downstream.currentContext();
+        }
     }
 
     /** The node clock used to stamp writes this node coordinates. */

@@ -12,6 +12,7 @@ import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -101,6 +102,17 @@ class ClusterRangeTest {
     }
 
     @Test
+    void aPeerWhoseFirstRecordIsLaterThanTheReplicaTimeoutGives504() throws IOException {
+        cluster.faults(0).delayCallsTo(cluster.url(2), Duration.ofSeconds(4));
+        long started = System.nanoTime();
+        try (ChunkedHttpReader reader = ChunkedHttpReader.open(rangeUri(0, "r", null))) {
+            assertThat(reader.status()).isEqualTo(504);
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("answered at the 1 s replica timeout")
+                .isLessThan(Duration.ofSeconds(3));
+    }
+
+    @Test
     void aNodeDownMidStreamCutsTheBodyOff() throws IOException {
         byte[] big = new byte[64 * 1024];
         new Random(5).nextBytes(big);
@@ -116,6 +128,22 @@ class ClusterRangeTest {
                     // drain until the cut
                 }
             }).isInstanceOf(EOFException.class);
+        }
+    }
+
+    @Test
+    void aClientThatPausesLongerThanTheReplicaTimeoutStillGetsTheWholeRange() throws Exception {
+        byte[] big = new byte[64 * 1024];
+        new Random(9).nextBytes(big);
+        int keys = 200;
+        for (int i = 0; i < keys; i++) {
+            assertThat(cluster.client(i % 3).put("y-pause-" + String.format("%04d", i), big, "3/3")).isEqualTo(201);
+        }
+        try (ChunkedHttpReader reader = ChunkedHttpReader.open(rangeUri(0, "y-pause-", "y-pause-~"))) {
+            assertThat(reader.status()).isEqualTo(200);
+            assertThat(reader.nextChunk()).isNotNull();
+            Thread.sleep(3_000); // the peers' streams are held back by backpressure meanwhile (replica timeout 1 s)
+            assertThat(reader.remainingChunks()).as("chunks after the pause").hasSize(keys - 1);
         }
     }
 

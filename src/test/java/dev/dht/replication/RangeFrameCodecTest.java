@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
+import io.netty.buffer.Unpooled;
+import io.netty.buffer.UnpooledByteBufAllocator;
 import java.io.ByteArrayOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -12,10 +14,15 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
+import org.reactivestreams.Subscription;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.core.io.buffer.NettyDataBuffer;
+import org.springframework.core.io.buffer.NettyDataBufferFactory;
+import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
+import reactor.test.publisher.TestPublisher;
 
 /** The internal range wire format: any split of the bytes decodes to the same records; a cut stream fails. */
 class RangeFrameCodecTest {
@@ -86,6 +93,95 @@ class RangeFrameCodecTest {
                     .as("cut at %d of %d bytes", cut, bytes.length)
                     .isInstanceOf(IllegalStateException.class)
                     .hasMessageContaining("peer-a");
+        }
+    }
+
+    @Test
+    void aLargeRecordInSmallBuffersIsDecodedInLinearTime() {
+        byte[] value = new byte[8 * 1024 * 1024];
+        new Random(11).nextBytes(value);
+        List<KeyedRecord> records = List.of(new KeyedRecord("big".getBytes(StandardCharsets.UTF_8), Record.value(1, value)));
+        byte[] bytes = encoded(records);
+        List<DataBuffer> pieces = new ArrayList<>();
+        for (int offset = 0; offset < bytes.length; offset += 256) {
+            pieces.add(BUFFERS.wrap(Arrays.copyOfRange(bytes, offset, Math.min(bytes.length, offset + 256))));
+        }
+        long started = System.nanoTime();
+        List<KeyedRecord> decoded = RangeFrameCodec.decode(Flux.fromIterable(pieces), "test", 4).collectList().block();
+        long millis = (System.nanoTime() - started) / 1_000_000;
+        assertThat(decoded).hasSize(1);
+        assertThat(decoded.get(0).record().value()).isEqualTo(value);
+        assertThat(millis).as("ms to decode 8 MiB from 256-byte buffers (the bytes held must not be copied per buffer)")
+                .isLessThan(1_000);
+    }
+
+    @Test
+    void buffersReadAheadAreReleasedWhenTheStreamIsCancelled() {
+        List<NettyDataBuffer> network = networkBuffers(encoded(sampleRecords()));
+        OneRecordClient client = decodeForOneRecordClient(network);
+        client.cancel();
+        assertThat(network).as("buffers still held (a leak of the connection's pooled memory)")
+                .filteredOn(buffer -> buffer.getNativeBuffer().refCnt() > 0).isEmpty();
+    }
+
+    @Test
+    void buffersReadAheadAreReleasedWhenTheStreamFails() {
+        List<KeyedRecord> records = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            records.add(new KeyedRecord(("key-" + i).getBytes(StandardCharsets.UTF_8), Record.value(1 + i, new byte[100])));
+        }
+        byte[] bytes = encoded(records);
+        // frames of keys 0-9 take 8 + 5 + 109 bytes each; the 11th record's flags (2nd buffer): a tombstone with a value
+        bytes[10 * 122 + 4 + "key-10".length() + 4 + 8] = 1;
+        List<NettyDataBuffer> network = networkBuffers(bytes);
+        OneRecordClient client = decodeForOneRecordClient(network);
+        client.request(Long.MAX_VALUE);
+        assertThat(client.error).hasMessageContaining("tombstone carries 100 value bytes");
+        assertThat(network).as("buffers still held (a leak of the connection's pooled memory)")
+                .filteredOn(buffer -> buffer.getNativeBuffer().refCnt() > 0).isEmpty();
+    }
+
+    /** The first 4 KiB of {@code bytes} in reference-counted 1 KiB buffers, as Reactor Netty hands a body over. */
+    private static List<NettyDataBuffer> networkBuffers(byte[] bytes) {
+        NettyDataBufferFactory factory = new NettyDataBufferFactory(UnpooledByteBufAllocator.DEFAULT);
+        List<NettyDataBuffer> buffers = new ArrayList<>();
+        for (int offset = 0; offset < 4 * 1024; offset += 1024) {
+            buffers.add(factory.wrap(Unpooled.copiedBuffer(bytes, offset, 1024)));
+        }
+        return buffers;
+    }
+
+    /**
+     * Decodes {@code network} (4 buffers: the decoder's read-ahead) for a client that asked for one record. The
+     * buffers arrive while the client wants no more, so all but the first wait in the decoder.
+     */
+    private static OneRecordClient decodeForOneRecordClient(List<NettyDataBuffer> network) {
+        TestPublisher<DataBuffer> body = TestPublisher.create();
+        OneRecordClient client = new OneRecordClient();
+        RangeFrameCodec.decode(body.flux(), "test", 4).subscribe(client);
+        network.forEach(body::next);
+        assertThat(client.received).isEqualTo(1);
+        return client;
+    }
+
+    /** Asks for one record at first. */
+    private static final class OneRecordClient extends BaseSubscriber<KeyedRecord> {
+        int received;
+        Throwable error;
+
+        @Override
+        protected void hookOnSubscribe(Subscription subscription) {
+            request(1);
+        }
+
+        @Override
+        protected void hookOnNext(KeyedRecord record) {
+            received++;
+        }
+
+        @Override
+        protected void hookOnError(Throwable failure) {
+            error = failure;
         }
     }
 

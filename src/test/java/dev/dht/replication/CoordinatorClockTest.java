@@ -1,0 +1,80 @@
+package dev.dht.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.ShardRouter;
+import dev.dht.storage.HybridLogicalClock;
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The coordinator's hybrid logical clock and the timestamps it reads, with no sockets: the replica is an
+ * in-memory last-write-wins map, standing for a peer whose wall clock runs ahead of this node's.
+ */
+class CoordinatorClockTest {
+    private static final ReplicationFactor ONE = new ReplicationFactor(1, 1);
+
+    private final InMemoryReplica replica = new InMemoryReplica();
+    private final HybridLogicalClock clock = new HybridLogicalClock();
+    private final Coordinator coordinator = coordinatorOver(replica, clock);
+
+    @Test
+    void aWriteAfterAReadOrdersAfterWhatWasRead() {
+        long aMinuteAhead = clock.now() + (60_000L << 16);
+        replica.write("k", Record.value(aMinuteAhead, bytes("written by a node whose clock is ahead"))).block();
+        assertThat(coordinator.get("k", ONE).block()).map(record -> text(record.value()))
+                .contains("written by a node whose clock is ahead");
+
+        coordinator.put("k", bytes("written after reading it"), ONE).block();
+
+        assertThat(coordinator.get("k", ONE).block()).map(record -> text(record.value()))
+                .as("the later write wins").contains("written after reading it");
+    }
+
+    private static Coordinator coordinatorOver(Replica replica, HybridLogicalClock clock) {
+        URI self = URI.create("http://localhost:8080");
+        ClusterTopology topology = new ClusterTopology(self, List.of(self));
+        return new Coordinator(new ShardRouter(topology), Map.of(topology.self(), replica), clock,
+                Duration.ofSeconds(1), new SimpleMeterRegistry());
+    }
+
+    private static byte[] bytes(String text) {
+        return text.getBytes(StandardCharsets.UTF_8);
+    }
+
+    private static String text(byte[] bytes) {
+        return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /** A replica that keeps the newest record per id in memory, and has a clock of its own (not observed here). */
+    private static final class InMemoryReplica implements Replica {
+        private final Map<String, Record> records = new ConcurrentHashMap<>();
+
+        @Override
+        public Mono<Optional<Record>> read(String id) {
+            return Mono.fromSupplier(() -> Optional.ofNullable(records.get(id)));
+        }
+
+        @Override
+        public Mono<Boolean> write(String id, Record record) {
+            return Mono.fromSupplier(() -> records.merge(id, record, Record::newest) == record);
+        }
+
+        @Override
+        public Flux<KeyedRecord> range(String start, String end) {
+            return Flux.error(new UnsupportedOperationException("not used"));
+        }
+    }
+}
