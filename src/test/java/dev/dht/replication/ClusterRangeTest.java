@@ -105,7 +105,7 @@ class ClusterRangeTest {
     void aPeerWhoseFirstRecordIsLaterThanTheReplicaTimeoutGives504() throws IOException {
         cluster.faults(0).delayCallsTo(cluster.url(2), Duration.ofSeconds(4));
         long started = System.nanoTime();
-        try (ChunkedHttpReader reader = ChunkedHttpReader.open(rangeUri(0, "r", null))) {
+        try (ChunkedResponseReader reader = ChunkedResponseReader.get(rangeUri(0, "r", null))) {
             assertThat(reader.status()).isEqualTo(504);
         }
         assertThat(Duration.ofNanos(System.nanoTime() - started)).as("answered at the 1 s replica timeout")
@@ -139,7 +139,7 @@ class ClusterRangeTest {
         for (int i = 0; i < keys; i++) {
             assertThat(cluster.client(i % 3).put("y-pause-" + String.format("%04d", i), big, "3/3")).isEqualTo(201);
         }
-        try (ChunkedHttpReader reader = ChunkedHttpReader.open(rangeUri(0, "y-pause-", "y-pause-~"))) {
+        try (ChunkedResponseReader reader = ChunkedResponseReader.get(rangeUri(0, "y-pause-", "y-pause-~"))) {
             assertThat(reader.status()).isEqualTo(200);
             assertThat(reader.nextChunk()).isNotNull();
             Thread.sleep(3_000); // the peers' streams are held back by backpressure meanwhile (replica timeout 1 s)
