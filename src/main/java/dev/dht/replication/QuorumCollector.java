@@ -57,12 +57,20 @@ public final class QuorumCollector {
         });
     }
 
+    /**
+     * Failure of a call that completed without a value. One shared instance: the completion callback also runs
+     * after every value (and is then ignored), so it must not build an exception each time.
+     */
+    private static final Outcome<Object> COMPLETED_EMPTY =
+            new Outcome<>(null, new IllegalStateException("replica call completed empty"));
+
+    @SuppressWarnings("unchecked") // COMPLETED_EMPTY carries no value, so it is an Outcome of any T
     private static <T> Mono<Outcome<T>> detach(Mono<T> call) {
         Sinks.One<Outcome<T>> sink = Sinks.one();
         call.subscribe(
                 value -> sink.tryEmitValue(new Outcome<>(value, null)),
                 error -> sink.tryEmitValue(new Outcome<>(null, error)),
-                () -> sink.tryEmitValue(new Outcome<>(null, new IllegalStateException("replica call completed empty"))));
+                () -> sink.tryEmitValue((Outcome<T>) COMPLETED_EMPTY));
         return sink.asMono();
     }
 

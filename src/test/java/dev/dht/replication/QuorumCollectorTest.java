@@ -46,6 +46,15 @@ class QuorumCollectorTest {
     }
 
     @Test
+    void aCallThatCompletesEmptyCountsAsAFailure() {
+        List<Mono<String>> calls = List.of(Mono.empty(), Mono.empty(), Mono.just("c"));
+        assertThatThrownBy(() -> QuorumCollector.firstAcks("GET", calls, 2, TIMEOUT).block())
+                .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> assertThat(e.failed()).isEqualTo(2));
+        assertThat(QuorumCollector.firstAcks("GET", List.of(Mono.<String>empty(), Mono.just("b")), 1, TIMEOUT).block())
+                .containsExactly("b");
+    }
+
+    @Test
     void failsAtTheTimeoutWhenRepliesDoNotCome() {
         List<Mono<String>> calls = List.of(Mono.just("a"), Mono.never(), Mono.never());
         assertThatThrownBy(() -> QuorumCollector.firstAcks("GET", calls, 2, Duration.ofMillis(200)).block())
