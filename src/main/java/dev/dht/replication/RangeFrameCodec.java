@@ -22,6 +22,8 @@ import reactor.core.publisher.Mono;
  */
 public final class RangeFrameCodec {
     private static final int END_OF_STREAM = -1;
+    /** Largest frame accepted (a broken peer must not make the decoder allocate without bound). */
+    private static final long MAX_FRAME_BYTES = Integer.MAX_VALUE - 64;
 
     private RangeFrameCodec() {
     }
@@ -110,13 +112,18 @@ public final class RangeFrameCodec {
                     offset += 4;
                     continue;
                 }
-                if (keyLength < 0 || length - offset < 8 + keyLength) {
-                    checkLength(keyLength);
+                checkLength(keyLength);
+                if (length - offset < 8L + keyLength) {
                     break;
                 }
                 int recordLength = readInt(offset + 4 + keyLength);
                 checkLength(recordLength);
-                int frameLength = 8 + keyLength + recordLength;
+                long frameBytes = 8L + keyLength + recordLength;
+                if (frameBytes > MAX_FRAME_BYTES) {
+                    throw new IllegalStateException("range stream from " + source + " announces a frame of "
+                            + frameBytes + " bytes, more than " + MAX_FRAME_BYTES);
+                }
+                int frameLength = (int) frameBytes;
                 if (length - offset < frameLength) {
                     break;
                 }

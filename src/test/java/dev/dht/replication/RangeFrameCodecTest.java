@@ -186,6 +186,21 @@ class RangeFrameCodecTest {
     }
 
     @Test
+    void anAbsurdFrameLengthIsRejectedInsteadOfOverflowing() {
+        byte[] hugeKey = new byte[16];
+        java.nio.ByteBuffer.wrap(hugeKey).putInt(0x7fff_fffc);
+        assertThatThrownBy(() -> RangeFrameCodec.decode(split(hugeKey, new Random(), 100), "peer-b", 4).blockLast())
+                .as("8 + keyLength must not overflow into a negative index")
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("peer-b");
+        byte[] hugeRecord = new byte[16];
+        java.nio.ByteBuffer.wrap(hugeRecord).putInt(0).putInt(0x7fff_fff0);
+        assertThatThrownBy(() -> RangeFrameCodec.decode(split(hugeRecord, new Random(), 100), "peer-c", 4).blockLast())
+                .isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("announces a frame of");
+    }
+
+    @Test
     void bytesAfterTheEndMarkerAreRejected() {
         byte[] bytes = encoded(List.of());
         byte[] extra = Arrays.copyOf(bytes, bytes.length + 3);
