@@ -1,5 +1,6 @@
 package dev.dht.storage;
 
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -87,8 +88,15 @@ public final class LevelDbRecordRepository implements RecordRepository {
     @Override
     public Cursor range(byte[] start, byte[] end) {
         Snapshot snapshot = db.getSnapshot();
-        DBIterator iterator = db.iterator(new ReadOptions().snapshot(snapshot).fillCache(false));
-        iterator.seek(start);
+        DBIterator iterator = null;
+        try {
+            iterator = db.iterator(new ReadOptions().snapshot(snapshot).fillCache(false));
+            iterator.seek(start);
+        } catch (RuntimeException e) {
+            closeQuietly(iterator, e);
+            closeQuietly(snapshot, e);
+            throw e;
+        }
         SnapshotCursor cursor = new SnapshotCursor(snapshot, iterator, end, openCursors::remove);
         openCursors.add(cursor);
         return cursor;
@@ -108,14 +116,36 @@ public final class LevelDbRecordRepository implements RecordRepository {
         return open;
     }
 
-    /** Closes every open cursor (a stream still reading ends as if cut off), then the database. */
+    /**
+     * Closes every open cursor (a stream still reading fails as if cut off), then the database, even if closing
+     * a cursor failed (that failure is rethrown afterwards).
+     */
     @Override
     public void close() throws IOException {
         open = false;
+        RuntimeException cursorFailure = null;
         for (SnapshotCursor cursor : openCursors) {
-            cursor.close();
+            try {
+                cursor.close();
+            } catch (RuntimeException e) {
+                cursorFailure = e;
+            }
         }
         db.close();
+        if (cursorFailure != null) {
+            throw cursorFailure;
+        }
+    }
+
+    private static void closeQuietly(Closeable resource, RuntimeException primary) {
+        if (resource == null) {
+            return;
+        }
+        try {
+            resource.close();
+        } catch (IOException | RuntimeException e) {
+            primary.addSuppressed(e);
+        }
     }
 
     /** A cursor over a snapshot; next() and close() are synchronised so a cancel cannot free native memory mid-read. */
