@@ -14,6 +14,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -46,7 +47,8 @@ public class ApiRoutes {
                 .route(path("/v0/entity"), entity::methodNotAllowed)
                 .GET("/v0/entities", range::stream)
                 .route(path("/v0/entities"), request -> ServerResponse.status(HttpStatus.METHOD_NOT_ALLOWED)
-                        .allow(HttpMethod.GET).build())
+                        .allow(HttpMethod.GET).contentType(MediaType.TEXT_PLAIN)
+                        .bodyValue("method " + request.method() + " not allowed on /v0/entities\n"))
                 .GET("/v0/status", status::status)
                 .build();
     }

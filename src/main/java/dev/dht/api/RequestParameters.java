@@ -79,7 +79,7 @@ public final class RequestParameters {
     }
 
     private static int parseCount(String name, String text) {
-        if (text.isEmpty() || text.length() > 9 || !text.chars().allMatch(Character::isDigit)) {
+        if (text.isEmpty() || text.length() > 9 || !text.chars().allMatch(c -> c >= '0' && c <= '9')) {
             throw new BadRequestException(name + " must be a positive whole number, was '" + text + "'");
         }
         return Integer.parseInt(text);

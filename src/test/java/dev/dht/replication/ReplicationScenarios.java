@@ -164,7 +164,7 @@ abstract class ReplicationScenarios {
     @Test
     void malformedReplicationFactor() {
         String id = key();
-        for (String replicas : new String[] {"abc", "1", "1/", "/2", "1/2/3", "-1/2", "1/-2", "%20/2", "1.0/2"}) {
+        for (String replicas : new String[] {"abc", "1", "1/", "/2", "1/2/3", "-1/2", "1/-2", "%20/2", "1.0/2", "%D9%A1/%D9%A2"}) {
             assertThat(node(0).put(id, "v", replicas)).as("replicas=%s", replicas).isEqualTo(400);
         }
         assertThat(node(0).send("GET", "/v0/entity?id=" + id + "&ack=1", new byte[0]).statusCode())
@@ -249,6 +249,10 @@ abstract class ReplicationScenarios {
         for (int i = 0; i < n; i++) {
             assertThat(node(i).send("PUT", InternalProtocol.RECORD_PATH + "?id=" + id, forged).statusCode()).isEqualTo(403);
             assertThat(node(i).send("GET", InternalProtocol.RECORD_PATH + "?id=" + id, new byte[0]).statusCode()).isEqualTo(403);
+            assertThat(node(i).send("PUT", InternalProtocol.RECORD_PATH + "?id=" + id, forged,
+                    InternalProtocol.SECRET_HEADER, "not-" + InProcessCluster.SECRET).statusCode()).as("wrong secret").isEqualTo(403);
+            assertThat(node(i).send("GET", InternalProtocol.RANGE_PATH + "?start=a", new byte[0],
+                    InternalProtocol.SECRET_HEADER, InProcessCluster.SECRET + "x").statusCode()).as("wrong secret").isEqualTo(403);
         }
         assertValue(node(0).get(id, rf(n, n)), "v");
     }

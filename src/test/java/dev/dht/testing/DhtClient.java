@@ -49,6 +49,12 @@ public final class DhtClient {
                 .method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
     }
 
+    /** Like {@link #send(String, String, byte[])}, with one extra request header. */
+    public HttpResponse<byte[]> send(String method, String pathAndQuery, byte[] body, String header, String value) {
+        return send(HttpRequest.newBuilder(base.resolve(pathAndQuery)).header(header, value)
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
+    }
+
     /** Base URL of the node this client talks to. */
     public URI base() {
         return base;
