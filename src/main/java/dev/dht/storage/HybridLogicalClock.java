@@ -7,9 +7,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * A node clock that never goes backwards: a hybrid logical clock (Kulkarni et al., "Logical Physical Clocks
  * and Consistent Snapshots in Globally Distributed Databases", 2014) packed into one long.
  *
- * <p>Bit layout of a timestamp: bits 63-16 hold wall-clock milliseconds since the epoch (enough until the
- * year 10889), bits 15-0 a counter that orders events within one millisecond. {@link #now()} returns
- * {@code max(wall << 16, last + 1)}, so it is strictly increasing even when the wall clock steps back or more
+ * <p>Bit layout of a timestamp: bits 63-16 hold wall-clock milliseconds since the epoch (timestamps stay
+ * positive until about the year 6400), bits 15-0 a counter that orders events within one millisecond.
+ * {@link #now()} returns {@code max(wall << 16, last + 1)}, so it is strictly increasing even when the wall clock steps back or more
  * than 65 536 events happen in one millisecond (the counter then carries into the millisecond bits).
  * {@link #observe(long)} merges a timestamp seen from another node, so that later local writes order after it.
  *
