@@ -7,7 +7,6 @@ import dev.dht.testing.V0Uri;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -48,11 +47,7 @@ class EntityApiTest {
 
     @BeforeEach
     void connect() {
-        client = WebTestClient.bindToServer()
-                .baseUrl("http://localhost:" + port)
-                .responseTimeout(Duration.ofSeconds(60))
-                .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(2 * DEFAULT_MAX_VALUE_SIZE))
-                .build();
+        client = SingleNodeSettings.client(port, 2 * DEFAULT_MAX_VALUE_SIZE);
     }
 
     @Test

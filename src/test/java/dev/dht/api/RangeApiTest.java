@@ -9,7 +9,6 @@ import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -53,10 +52,7 @@ class RangeApiTest {
 
     @BeforeEach
     void connect() {
-        client = WebTestClient.bindToServer()
-                .baseUrl("http://localhost:" + port)
-                .responseTimeout(Duration.ofSeconds(60))
-                .build();
+        client = SingleNodeSettings.client(port);
     }
 
     @Test

@@ -9,7 +9,6 @@ import dev.dht.storage.LocalStore;
 import dev.dht.storage.StorageScheduler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -53,10 +52,7 @@ class StorageOverloadTest {
 
     @BeforeEach
     void connect() {
-        client = WebTestClient.bindToServer()
-                .baseUrl("http://localhost:" + port)
-                .responseTimeout(Duration.ofSeconds(60))
-                .build();
+        client = SingleNodeSettings.client(port);
     }
 
     @AfterEach

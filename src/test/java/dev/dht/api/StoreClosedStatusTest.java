@@ -3,7 +3,6 @@ package dev.dht.api;
 import dev.dht.testing.SingleNodeSettings;
 import dev.dht.storage.LocalStore;
 import java.nio.file.Path;
-import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -34,10 +33,7 @@ class StoreClosedStatusTest {
 
     @Test
     void statusIs200WhileTheStoreIsOpenAnd503AfterItClosed() throws Exception {
-        WebTestClient client = WebTestClient.bindToServer()
-                .baseUrl("http://localhost:" + port)
-                .responseTimeout(Duration.ofSeconds(60))
-                .build();
+        WebTestClient client = SingleNodeSettings.client(port);
         client.get().uri("/v0/status").exchange().expectStatus().isOk().expectBody(String.class).isEqualTo("UP\n");
 
         store.repository().close();

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.testing.SingleNodeSettings;
 import dev.dht.testing.V0Uri;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -47,11 +46,7 @@ class ValueSizeLimitTest {
 
     @BeforeEach
     void connect() {
-        client = WebTestClient.bindToServer()
-                .baseUrl("http://localhost:" + port)
-                .responseTimeout(Duration.ofSeconds(60))
-                .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(2 * LIMIT))
-                .build();
+        client = SingleNodeSettings.client(port, 2 * LIMIT);
     }
 
     @Test
