@@ -7,7 +7,9 @@ import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -28,7 +30,10 @@ public final class Coordinator {
     private final Map<Node, Replica> replicas;
     private final HybridLogicalClock clock;
     private final Duration timeout;
-    private final MeterRegistry registry;
+    /** Counters {@code dht.quorum} by operation (GET, PUT, DELETE): [outcome success, outcome failure], registered once. */
+    private final Map<String, Counter[]> quorumOutcomes = new HashMap<>();
+    private final Counter repairsSent;
+    private final Counter repairsFailed;
 
     /**
      * @param replicas one {@link Replica} per node of the topology (self as a {@link LocalReplica})
@@ -40,7 +45,14 @@ public final class Coordinator {
         this.replicas = Map.copyOf(replicas);
         this.clock = clock;
         this.timeout = timeout;
-        this.registry = registry;
+        for (String operation : List.of("GET", "PUT", "DELETE")) {
+            String tag = operation.toLowerCase(Locale.ROOT);
+            quorumOutcomes.put(operation, new Counter[] {
+                    registry.counter("dht.quorum", "operation", tag, "outcome", "success"),
+                    registry.counter("dht.quorum", "operation", tag, "outcome", "failure")});
+        }
+        this.repairsSent = registry.counter("dht.read.repairs", "outcome", "ok");
+        this.repairsFailed = registry.counter("dht.read.repairs", "outcome", "error");
     }
 
     /**
@@ -53,7 +65,7 @@ public final class Coordinator {
         for (Replica replica : replicasFor(id, rf)) {
             calls.add(replica.read(id).map(record -> new ReplicaRead(replica, record)));
         }
-        return counted("get", QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout))
+        return counted("GET", QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout))
                 .map(answers -> {
                     Optional<Record> newest = answers.stream()
                             .flatMap(answer -> answer.record().stream())
@@ -75,8 +87,8 @@ public final class Coordinator {
         for (ReplicaRead answer : answers) {
             if (answer.record().isEmpty() || newest.supersedes(answer.record().get())) {
                 answer.replica().write(id, newest).subscribe(
-                        applied -> registry.counter("dht.read.repairs", "outcome", "ok").increment(),
-                        error -> registry.counter("dht.read.repairs", "outcome", "error").increment());
+                        applied -> repairsSent.increment(),
+                        error -> repairsFailed.increment());
             }
         }
     }
@@ -100,15 +112,17 @@ public final class Coordinator {
         for (Replica replica : replicasFor(id, rf)) {
             calls.add(replica.write(id, record));
         }
-        return counted(operation.toLowerCase(Locale.ROOT), QuorumCollector.firstAcks(operation, calls, rf.ack(), timeout)).then();
+        return counted(operation, QuorumCollector.firstAcks(operation, calls, rf.ack(), timeout)).then();
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */
     private <T> Mono<T> counted(String operation, Mono<T> quorum) {
+        Counter[] outcomes = quorumOutcomes.get(operation);
+        Counter success = outcomes[0];
+        Counter failure = outcomes[1];
         return quorum
-                .doOnSuccess(ignored -> registry.counter("dht.quorum", "operation", operation, "outcome", "success").increment())
-                .doOnError(QuorumNotReachedException.class,
-                        ignored -> registry.counter("dht.quorum", "operation", operation, "outcome", "failure").increment());
+                .doOnSuccess(ignored -> success.increment())
+                .doOnError(QuorumNotReachedException.class, ignored -> failure.increment());
     }
 
     private List<Replica> replicasFor(String id, ReplicationFactor rf) {
