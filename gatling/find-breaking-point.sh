@@ -17,6 +17,8 @@ REFINE=3               # then this many bisection steps between the last passing
 MAX_RATE=64000         # no step above this
 STEP_SECONDS=20        # measured seconds per step
 WARMUP_SECONDS=5       # unmeasured ramp before each run
+PREWARM_SECONDS=60     # one unmeasured run on every fresh target first, for the JITs (and the GET tapes' preload)
+PREWARM_RATE=""        # its rate (default: the start rate)
 COOLDOWN_SECONDS=5     # pause between runs
 P99_BOUND_MS=10        # a step fails when its p99 is above this ...
 MAX_ERROR_PERCENT=0    # ... or when more than this share of its requests failed
@@ -50,6 +52,8 @@ TAPE     ${ALL_TAPES[*]} (default: all)
   --max-rate N           highest step rate (default $MAX_RATE)
   --step-duration S      measured seconds per step (default $STEP_SECONDS)
   --warmup S             unmeasured ramp before every run (default $WARMUP_SECONDS)
+  --prewarm S            unmeasured run on every fresh target before its first step (default $PREWARM_SECONDS)
+  --prewarm-rate N       its rate, req/s (default: the start rate)
   --cooldown S           pause between runs (default $COOLDOWN_SECONDS)
   --p99-bound MS         a step fails above this p99 (default $P99_BOUND_MS)
   --max-error-percent P  ... or above this error share (default $MAX_ERROR_PERCENT)
@@ -78,6 +82,8 @@ while [ $# -gt 0 ]; do
     --max-rate) MAX_RATE="$2"; shift ;;
     --step-duration) STEP_SECONDS="$2"; shift ;;
     --warmup) WARMUP_SECONDS="$2"; shift ;;
+    --prewarm) PREWARM_SECONDS="$2"; shift ;;
+    --prewarm-rate) PREWARM_RATE="$2"; shift ;;
     --cooldown) COOLDOWN_SECONDS="$2"; shift ;;
     --p99-bound) P99_BOUND_MS="$2"; shift ;;
     --max-error-percent) MAX_ERROR_PERCENT="$2"; shift ;;
@@ -312,8 +318,8 @@ one() {
   mkdir -p "$dir"
   RESULT_BREAKING=""; ROW=""
   if [ "$kind" = urls ]; then URLS="$TARGET"; PIDS=(); LOGS=(); else start_target "$kind" "$name-$tape"; fi
-  log "$name $tape: $URLS; unmeasured warm-up run at $START_RATE req/s (and the preload of GET tapes)"
-  gatling "$tape" "$URLS" "$START_RATE" 10 "$dir/warmup.txt" "$dir/warmup.log" no || true
+  log "$name $tape: $URLS; unmeasured warm-up run of $PREWARM_SECONDS s at ${PREWARM_RATE:-$START_RATE} req/s (and the preload of GET tapes)"
+  gatling "$tape" "$URLS" "${PREWARM_RATE:-$START_RATE}" "$PREWARM_SECONDS" "$dir/warmup.txt" "$dir/warmup.log" no || true
   if [ -n "$OVERLOAD_AT" ]; then
     [ "$name" = baseline ] || overload "$name" "$tape" "$URLS" "$OVERLOAD_AT"
   else

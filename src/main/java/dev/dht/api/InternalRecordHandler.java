@@ -41,7 +41,8 @@ public final class InternalRecordHandler {
         return bodyReader.read(request)
                 .map(InternalRecordHandler::decode)
                 .flatMap(record -> store.write(key, record))
-                .then(ServerResponse.status(HttpStatus.CREATED).build());
+                // flatMap, not then(): then() hands the Boolean to the discard hook, a walk up the whole context
+                .flatMap(applied -> ServerResponse.status(HttpStatus.CREATED).build());
     }
 
     /**

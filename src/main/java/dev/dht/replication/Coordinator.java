@@ -112,7 +112,7 @@ public final class Coordinator {
         for (Replica replica : replicasFor(id, rf)) {
             calls.add(replica.write(id, record));
         }
-        return counted(operation, QuorumCollector.firstAcks(operation, calls, rf.ack(), timeout)).then();
+        return counted(operation, QuorumCollector.awaitAcks(operation, calls, rf.ack(), timeout));
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */

@@ -5,12 +5,15 @@ import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.storage.Record;
 import dev.dht.storage.KeyedRecord;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.util.UriUtils;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.netty.http.client.HttpClientRequest;
@@ -30,6 +33,7 @@ public final class RemoteReplica implements Replica {
     private final PeerHealth health;
     private final ReplicaCallMetrics metrics;
     private final Duration timeout;
+    /** {@code http://peer/internal/record?id=}, to which the encoded id is appended. */
     private final String recordUri;
 
     /** @param timeout {@code dht.replica-timeout}: how long a range stream may take to its first record */
@@ -41,13 +45,13 @@ public final class RemoteReplica implements Replica {
         this.secret = secret;
         this.health = health;
         this.timeout = timeout;
-        this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id={id}";
+        this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id=";
     }
 
     @Override
     public Mono<Optional<Record>> read(String id) {
         return metrics.timed(node, "read", client.get()
-                .uri(recordUri, id)
+                .uri(recordUri(id))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .exchangeToMono(response -> {
                     if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
@@ -67,7 +71,7 @@ public final class RemoteReplica implements Replica {
     @Override
     public Mono<Boolean> write(String id, Record record) {
         return metrics.timed(node, "write", client.put()
-                .uri(recordUri, id)
+                .uri(recordUri(id))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(record.encode())
@@ -102,6 +106,14 @@ public final class RemoteReplica implements Replica {
                 .doOnError(error -> health.failed(node, error))
                 .onErrorMap(error -> !(error instanceof RangeUnavailableException),
                         error -> new RangeUnavailableException(node.name(), error));
+    }
+
+    /**
+     * The record URI of {@code id}, every character outside RFC 3986's unreserved set percent-encoded (as the
+     * URI template expansion would, without parsing a template per call).
+     */
+    private URI recordUri(String id) {
+        return URI.create(recordUri + UriUtils.encode(id, StandardCharsets.UTF_8));
     }
 
     /** The peer this replica talks to. */
