@@ -89,7 +89,10 @@ public class DhtConfiguration {
     /**
      * Netty resources of this node only (not Reactor Netty's global ones), so several nodes can run in one JVM
      * and stopping one does not stop the others. The connection pool is the replica pool: keep-alive, at most
-     * {@code dht.replica-pool-size} connections per peer, acquiring a connection waits at most the replica timeout.
+     * {@code dht.replica-pool-size} connections per peer, and at most as many calls again waiting for one, each
+     * at most the replica timeout. A call beyond that is refused at once as overload (503 to the client, see
+     * {@link dev.dht.replication.RemoteReplica}): a long line of waiting calls would only turn overload into
+     * timeouts (504) a second later.
      */
     @Bean
     ReactorResourceFactory reactorResourceFactory(DhtProperties properties) {
@@ -97,7 +100,7 @@ public class DhtConfiguration {
         factory.setUseGlobalResources(false);
         factory.setConnectionProviderSupplier(() -> ConnectionProvider.builder("replicas")
                 .maxConnections(properties.replicaPoolSize())
-                .pendingAcquireMaxCount(properties.replicaPoolSize() * 16)
+                .pendingAcquireMaxCount(properties.replicaPoolSize())
                 .pendingAcquireTimeout(properties.replicaTimeout())
                 .maxIdleTime(Duration.ofSeconds(30))
                 .build());

@@ -9,6 +9,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
+import java.util.concurrent.RejectedExecutionException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -54,6 +55,9 @@ public final class RemoteReplica implements Replica {
                 .uri(recordUri(id))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .exchangeToMono(response -> {
+                    if (response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
+                        return response.releaseBody().then(Mono.error(() -> peerOverloaded()));
+                    }
                     if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
                         return response.releaseBody().thenReturn(Optional.<Record>empty());
                     }
@@ -64,8 +68,9 @@ public final class RemoteReplica implements Replica {
                     }
                     return response.createError();
                 }))
+                .onErrorMap(RemoteReplica::noConnectionFree, this::poolFull)
                 .doOnSuccess(ignored -> health.succeeded(node))
-                .doOnError(error -> health.failed(node, error));
+                .doOnError(this::recordFailure);
     }
 
     @Override
@@ -75,11 +80,18 @@ public final class RemoteReplica implements Replica {
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .bodyValue(record.encode())
-                .exchangeToMono(response -> response.statusCode().is2xxSuccessful()
-                        ? response.releaseBody().thenReturn(Boolean.TRUE)
-                        : response.createError()))
+                .exchangeToMono(response -> {
+                    if (response.statusCode().is2xxSuccessful()) {
+                        return response.releaseBody().thenReturn(Boolean.TRUE);
+                    }
+                    if (response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
+                        return response.releaseBody().then(Mono.error(() -> peerOverloaded()));
+                    }
+                    return response.createError();
+                }))
+                .onErrorMap(RemoteReplica::noConnectionFree, this::poolFull)
                 .doOnSuccess(ignored -> health.succeeded(node))
-                .doOnError(error -> health.failed(node, error));
+                .doOnError(this::recordFailure);
     }
 
     /**
@@ -106,6 +118,42 @@ public final class RemoteReplica implements Replica {
                 .doOnError(error -> health.failed(node, error))
                 .onErrorMap(error -> !(error instanceof RangeUnavailableException),
                         error -> new RangeUnavailableException(node.name(), error));
+    }
+
+    /**
+     * A replica call refused for overload, not failed: the peer answered 503 (its storage queue was full), or
+     * every connection to it was busy and the line of calls waiting for one was full. Both become a
+     * {@link RejectedExecutionException}, which the quorum counts as overload: when only overload kept the
+     * quorum from being reached, the client gets 503 with Retry-After instead of 504.
+     */
+    private RejectedExecutionException peerOverloaded() {
+        return new RejectedExecutionException(node + " is overloaded (503)");
+    }
+
+    private RejectedExecutionException poolFull(Throwable cause) {
+        return new RejectedExecutionException("no free connection to " + node + " and too many calls waiting", cause);
+    }
+
+    /**
+     * Reactor Netty's pool refused to queue another acquire ({@code PoolAcquirePendingLimitException}, a class
+     * of its shaded reactor-pool, so matched by name rather than imported from an internal package).
+     */
+    private static boolean noConnectionFree(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t.getClass().getSimpleName().equals("PoolAcquirePendingLimitException")) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** A peer that answered 503 is up; a full local pool says nothing about the peer; anything else is down. */
+    private void recordFailure(Throwable error) {
+        if (!(error instanceof RejectedExecutionException)) {
+            health.failed(node, error);
+        } else if (error.getCause() == null) {
+            health.succeeded(node);
+        }
     }
 
     /**
