@@ -1,5 +1,6 @@
 package dev.dht.api;
 
+
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
 import dev.dht.cluster.ClusterTopology;
@@ -9,12 +10,16 @@ import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
+import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.web.server.context.WebServerInitializedEvent;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
@@ -28,9 +33,22 @@ public class ApiRoutes {
         return new ErrorResponseHandler();
     }
 
+    /** Started with the web server's event loops once the server is up; gauge {@code dht.event.loop.lag}. */
     @Bean
-    InFlightRequestLimit inFlightRequestLimit(DhtProperties properties) {
-        return new InFlightRequestLimit(properties.maxInFlightRequests());
+    EventLoopLag eventLoopLag(MeterRegistry registry) {
+        EventLoopLag lag = new EventLoopLag();
+        lag.bind(registry);
+        return lag;
+    }
+
+    @Bean
+    ApplicationListener<WebServerInitializedEvent> eventLoopLagStarter(EventLoopLag lag, ReactorResourceFactory resources) {
+        return event -> lag.start(resources.getLoopResources().onServer(true));
+    }
+
+    @Bean
+    InFlightRequestLimit inFlightRequestLimit(DhtProperties properties, EventLoopLag lag) {
+        return new InFlightRequestLimit(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag());
     }
 
     @Bean

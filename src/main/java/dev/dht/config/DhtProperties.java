@@ -26,6 +26,8 @@ import org.springframework.util.unit.DataSize;
  * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
  * @param replicaPoolSize pooled connections per peer. Default 64
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
+ * @param maxEventLoopLag client requests get 503 at once while the web server's event loops run this much late
+ *                        or more ({@link dev.dht.api.EventLoopLag}). Default 100ms
  * @param storage         storage settings
  */
 @ConfigurationProperties("dht")
@@ -38,6 +40,7 @@ public record DhtProperties(
         @DefaultValue("") String clusterSecret,
         @DefaultValue("64") int replicaPoolSize,
         @DefaultValue("1024") int maxInFlightRequests,
+        @DefaultValue("100ms") Duration maxEventLoopLag,
         @DefaultValue Storage storage) {
 
     /** Validates every setting; see the record comment. */
@@ -74,6 +77,9 @@ public record DhtProperties(
         }
         if (maxInFlightRequests < 1) {
             throw new InvalidSettingException("dht.max-in-flight-requests", "must be at least 1, was " + maxInFlightRequests);
+        }
+        if (maxEventLoopLag.isNegative() || maxEventLoopLag.isZero()) {
+            throw new InvalidSettingException("dht.max-event-loop-lag", "must be positive, was " + maxEventLoopLag);
         }
         if (replicaPoolSize < 1) {
             throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);

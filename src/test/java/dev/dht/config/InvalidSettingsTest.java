@@ -54,7 +54,9 @@ class InvalidSettingsTest {
                 Arguments.of("several nodes without secret", "dht.cluster-secret",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002")),
                 Arguments.of("no storage thread", "dht.storage.threads",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.threads=0")));
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.threads=0")),
+                Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")));
     }
 
     @ParameterizedTest(name = "{0}")
