@@ -5,6 +5,7 @@ import io.micrometer.core.instrument.TimeGauge;
 import io.netty.channel.EventLoopGroup;
 import io.netty.util.concurrent.EventExecutor;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -15,7 +16,10 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * given a probe task, and the delay with which it runs is that loop's lag. A loop with more work than the CPU
  * allows, or starved of CPU by other processes, runs it late, and so do requests waiting unread in its sockets,
  * where an in-flight count cannot see them. {@link #nanos()} is the largest lag over the loops, also counting a
- * probe still waiting (so a stuck loop shows at once). Gauge {@code dht.event.loop.lag} (seconds).
+ * probe still waiting (so a stuck loop shows at once); gauge {@code dht.event.loop.lag} (seconds).
+ * {@link #sustainedNanos()}, the signal for shedding load, is the median lag of a loop's last
+ * {@link #SUSTAINED_PROBES} probes (largest over the loops): a single late probe (a GC pause, the JIT at
+ * start-up, one large body being copied) does not count, a loop that stays behind does.
  *
  * <p>The signal of Node.js' {@code toobusy} module and of Vert.x' blocked-thread checker. Probes run on the
  * loops themselves and take well under a microsecond; reading is lock-free from any thread.
@@ -23,9 +27,13 @@ import java.util.concurrent.atomic.AtomicLongArray;
 public final class EventLoopLag {
     /** How often each loop is probed: 10 ms. */
     static final long PROBE_PERIOD_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+    /** How many recent probes the sustained lag is the median of: 5 (so 3 of them must be late). */
+    static final int SUSTAINED_PROBES = 5;
 
     private volatile AtomicLongArray lastLag = new AtomicLongArray(0);
     private volatile AtomicLongArray scheduledAt = new AtomicLongArray(0);
+    /** The lags of each loop's last SUSTAINED_PROBES probes: loop i at [i * SUSTAINED_PROBES, (i + 1) * SUSTAINED_PROBES). */
+    private volatile AtomicLongArray recentLags = new AtomicLongArray(0);
     private volatile boolean stopped;
 
     /**
@@ -41,9 +49,10 @@ public final class EventLoopLag {
             scheduled.set(i, now);
         }
         lastLag = new AtomicLongArray(loops.size());
+        recentLags = new AtomicLongArray(loops.size() * SUSTAINED_PROBES);
         scheduledAt = scheduled;
         for (int i = 0; i < loops.size(); i++) {
-            new Probe(i, loops.get(i), lastLag, scheduledAt).schedule();
+            new Probe(i, loops.get(i), lastLag, recentLags, scheduledAt).schedule();
         }
     }
 
@@ -59,6 +68,28 @@ public final class EventLoopLag {
         for (int i = 0; i < lastLag.length(); i++) {
             long waiting = now - scheduledAt.get(i) - PROBE_PERIOD_NANOS;
             max = Math.max(max, Math.max(lastLag.get(i), waiting));
+        }
+        return max;
+    }
+
+    /**
+     * The median lag of each loop's last {@link #SUSTAINED_PROBES} probes, largest over the loops, in ns; 0
+     * before the probes ran that often. A median, not a minimum: a loop that is behind still runs some probes
+     * almost on time, whenever one happens to fall between two long batches.
+     */
+    public long sustainedNanos() {
+        if (stopped) {
+            return 0;
+        }
+        AtomicLongArray recent = this.recentLags;
+        long[] lags = new long[SUSTAINED_PROBES];
+        long max = 0;
+        for (int loop = 0; loop * SUSTAINED_PROBES < recent.length(); loop++) {
+            for (int k = 0; k < SUSTAINED_PROBES; k++) {
+                lags[k] = recent.get(loop * SUSTAINED_PROBES + k);
+            }
+            Arrays.sort(lags);
+            max = Math.max(max, lags[SUSTAINED_PROBES / 2]);
         }
         return max;
     }
@@ -80,12 +111,16 @@ public final class EventLoopLag {
         private final int index;
         private final EventExecutor loop;
         private final AtomicLongArray lastLag;
+        private final AtomicLongArray recentLags;
         private final AtomicLongArray scheduledAt;
+        private int runs;
 
-        Probe(int index, EventExecutor loop, AtomicLongArray lastLag, AtomicLongArray scheduledAt) {
+        Probe(int index, EventExecutor loop, AtomicLongArray lastLag, AtomicLongArray recentLags,
+              AtomicLongArray scheduledAt) {
             this.index = index;
             this.loop = loop;
             this.lastLag = lastLag;
+            this.recentLags = recentLags;
             this.scheduledAt = scheduledAt;
         }
 
@@ -103,7 +138,10 @@ public final class EventLoopLag {
 
         @Override
         public void run() {
-            lastLag.set(index, Math.max(0, System.nanoTime() - scheduledAt.get(index) - PROBE_PERIOD_NANOS));
+            long lag = Math.max(0, System.nanoTime() - scheduledAt.get(index) - PROBE_PERIOD_NANOS);
+            lastLag.set(index, lag);
+            recentLags.set(index * SUSTAINED_PROBES + runs, lag);
+            runs = (runs + 1) % SUSTAINED_PROBES;
             schedule();
         }
     }

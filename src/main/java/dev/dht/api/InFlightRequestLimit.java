@@ -16,8 +16,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * Admission control for client requests ({@code /v0/*}): at most {@code dht.max-in-flight-requests} are
- * served at once, and none while the event loops are more than {@code dht.max-event-loop-lag} behind
- * ({@link EventLoopLag}); a request beyond that is answered 503 with {@code Retry-After: 1} at once, before any
+ * served at once, and none while an event loop stays more than {@code dht.max-event-loop-lag} behind
+ * ({@link EventLoopLag#sustainedNanos()}); a request beyond that is answered 503 with {@code Retry-After: 1} at once, before any
  * storage or replica work. Under overload the node thus sheds the excess promptly instead of letting latency
  * and memory grow without bound. The in-flight count sees requests being served; the lag also sees requests
  * still waiting unread in the sockets of a loop that cannot keep up, where an overloaded node queues most. Internal (replica) requests are not limited here: their coordinators' connection pools
@@ -53,7 +53,7 @@ public final class InFlightRequestLimit implements WebFilter, Ordered {
         if (!exchange.getRequest().getPath().value().startsWith("/v0/")) {
             return chain.filter(exchange);
         }
-        long behind = lag.nanos();
+        long behind = lag.sustainedNanos();
         if (behind > maxLagNanos) {
             return reject(exchange.getResponse(), "event loops " + TimeUnit.NANOSECONDS.toMillis(behind) + " ms behind");
         }
