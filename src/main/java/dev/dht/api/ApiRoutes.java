@@ -33,8 +33,8 @@ public class ApiRoutes {
         return new ErrorResponseHandler();
     }
 
-    /** Started with the web server's event loops once the server is up; gauge {@code dht.event.loop.lag}. */
-    @Bean
+    /** Started with the web server's event loops once the server is up, stopped with the context; gauge {@code dht.event.loop.lag}. */
+    @Bean(destroyMethod = "stop")
     EventLoopLag eventLoopLag(MeterRegistry registry) {
         EventLoopLag lag = new EventLoopLag();
         lag.bind(registry);

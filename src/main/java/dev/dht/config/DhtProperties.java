@@ -26,8 +26,8 @@ import org.springframework.util.unit.DataSize;
  * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
  * @param replicaPoolSize pooled connections per peer. Default 64
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
- * @param maxEventLoopLag client requests get 503 at once while the web server's event loops run this much late
- *                        or more ({@link dev.dht.api.EventLoopLag}). Default 100ms
+ * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
+ *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}). Default 100ms
  * @param storage         storage settings
  */
 @ConfigurationProperties("dht")
