@@ -1,6 +1,5 @@
 package dev.dht.api;
 
-
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
 import dev.dht.cluster.ClusterTopology;

@@ -30,10 +30,8 @@ public final class EventLoopLag {
     /** How many recent probes the sustained lag is the median of: 5 (so 3 of them must be late). */
     static final int SUSTAINED_PROBES = 5;
 
-    private volatile AtomicLongArray lastLag = new AtomicLongArray(0);
-    private volatile AtomicLongArray scheduledAt = new AtomicLongArray(0);
-    /** The lags of each loop's last SUSTAINED_PROBES probes: loop i at [i * SUSTAINED_PROBES, (i + 1) * SUSTAINED_PROBES). */
-    private volatile AtomicLongArray recentLags = new AtomicLongArray(0);
+    /** The probed loops' measurements, replaced as a whole by {@link #start}; none before it. */
+    private volatile Measurements measurements = new Measurements(0);
     private volatile boolean stopped;
 
     /**
@@ -43,16 +41,10 @@ public final class EventLoopLag {
     public synchronized void start(EventLoopGroup group) {
         List<EventExecutor> loops = new ArrayList<>();
         group.forEach(loops::add);
-        AtomicLongArray scheduled = new AtomicLongArray(loops.size());
-        long now = System.nanoTime();
+        Measurements started = new Measurements(loops.size());
+        measurements = started;
         for (int i = 0; i < loops.size(); i++) {
-            scheduled.set(i, now);
-        }
-        lastLag = new AtomicLongArray(loops.size());
-        recentLags = new AtomicLongArray(loops.size() * SUSTAINED_PROBES);
-        scheduledAt = scheduled;
-        for (int i = 0; i < loops.size(); i++) {
-            new Probe(i, loops.get(i), lastLag, recentLags, scheduledAt).schedule();
+            new Probe(i, loops.get(i), started).schedule();
         }
     }
 
@@ -61,13 +53,12 @@ public final class EventLoopLag {
         if (stopped) {
             return 0;
         }
-        AtomicLongArray lastLag = this.lastLag;
-        AtomicLongArray scheduledAt = this.scheduledAt;
+        Measurements m = measurements;
         long now = System.nanoTime();
         long max = 0;
-        for (int i = 0; i < lastLag.length(); i++) {
-            long waiting = now - scheduledAt.get(i) - PROBE_PERIOD_NANOS;
-            max = Math.max(max, Math.max(lastLag.get(i), waiting));
+        for (int i = 0; i < m.loops; i++) {
+            long waiting = now - m.scheduledAt.get(i) - PROBE_PERIOD_NANOS;
+            max = Math.max(max, Math.max(m.lastLag.get(i), waiting));
         }
         return max;
     }
@@ -81,12 +72,12 @@ public final class EventLoopLag {
         if (stopped) {
             return 0;
         }
-        AtomicLongArray recent = this.recentLags;
+        Measurements m = measurements;
         long[] lags = new long[SUSTAINED_PROBES];
         long max = 0;
-        for (int loop = 0; loop * SUSTAINED_PROBES < recent.length(); loop++) {
+        for (int loop = 0; loop < m.loops; loop++) {
             for (int k = 0; k < SUSTAINED_PROBES; k++) {
-                lags[k] = recent.get(loop * SUSTAINED_PROBES + k);
+                lags[k] = m.recentLags.get(loop * SUSTAINED_PROBES + k);
             }
             Arrays.sort(lags);
             max = Math.max(max, lags[SUSTAINED_PROBES / 2]);
@@ -106,29 +97,48 @@ public final class EventLoopLag {
         stopped = true;
     }
 
+    /**
+     * What the probes of one {@link #start} write and the readers read, per loop i: when its pending probe was
+     * scheduled, its last lag, and its last {@link #SUSTAINED_PROBES} lags at
+     * {@code [i * SUSTAINED_PROBES, (i + 1) * SUSTAINED_PROBES)}. One object, so a reader never pairs arrays of
+     * two different starts.
+     */
+    private static final class Measurements {
+        final int loops;
+        final AtomicLongArray scheduledAt;
+        final AtomicLongArray lastLag;
+        final AtomicLongArray recentLags;
+
+        Measurements(int loops) {
+            this.loops = loops;
+            this.scheduledAt = new AtomicLongArray(loops);
+            this.lastLag = new AtomicLongArray(loops);
+            this.recentLags = new AtomicLongArray(loops * SUSTAINED_PROBES);
+            long now = System.nanoTime();
+            for (int i = 0; i < loops; i++) {
+                scheduledAt.set(i, now);
+            }
+        }
+    }
+
     /** The probe of one loop: reschedules itself after each run. */
     private final class Probe implements Runnable {
         private final int index;
         private final EventExecutor loop;
-        private final AtomicLongArray lastLag;
-        private final AtomicLongArray recentLags;
-        private final AtomicLongArray scheduledAt;
+        private final Measurements measurements;
         private int runs;
 
-        Probe(int index, EventExecutor loop, AtomicLongArray lastLag, AtomicLongArray recentLags,
-              AtomicLongArray scheduledAt) {
+        Probe(int index, EventExecutor loop, Measurements measurements) {
             this.index = index;
             this.loop = loop;
-            this.lastLag = lastLag;
-            this.recentLags = recentLags;
-            this.scheduledAt = scheduledAt;
+            this.measurements = measurements;
         }
 
         void schedule() {
             if (stopped || loop.isShuttingDown()) {
                 return;
             }
-            scheduledAt.set(index, System.nanoTime());
+            measurements.scheduledAt.set(index, System.nanoTime());
             try {
                 loop.schedule(this, PROBE_PERIOD_NANOS, TimeUnit.NANOSECONDS);
             } catch (RejectedExecutionException shuttingDown) {
@@ -138,9 +148,9 @@ public final class EventLoopLag {
 
         @Override
         public void run() {
-            long lag = Math.max(0, System.nanoTime() - scheduledAt.get(index) - PROBE_PERIOD_NANOS);
-            lastLag.set(index, lag);
-            recentLags.set(index * SUSTAINED_PROBES + runs, lag);
+            long lag = Math.max(0, System.nanoTime() - measurements.scheduledAt.get(index) - PROBE_PERIOD_NANOS);
+            measurements.lastLag.set(index, lag);
+            measurements.recentLags.set(index * SUSTAINED_PROBES + runs, lag);
             runs = (runs + 1) % SUSTAINED_PROBES;
             schedule();
         }

@@ -17,10 +17,11 @@ import reactor.core.publisher.Mono;
 /**
  * Admission control for client requests ({@code /v0/*}): at most {@code dht.max-in-flight-requests} are
  * served at once, and none while an event loop stays more than {@code dht.max-event-loop-lag} behind
- * ({@link EventLoopLag#sustainedNanos()}); a request beyond that is answered 503 with {@code Retry-After: 1} at once, before any
- * storage or replica work. Under overload the node thus sheds the excess promptly instead of letting latency
- * and memory grow without bound. The in-flight count sees requests being served; the lag also sees requests
- * still waiting unread in the sockets of a loop that cannot keep up, where an overloaded node queues most. Internal (replica) requests are not limited here: their coordinators' connection pools
+ * ({@link EventLoopLag#sustainedNanos()}); a request beyond that is answered 503 with {@code Retry-After: 1}
+ * at once, before any storage or replica work. Under overload the node thus sheds the excess promptly instead
+ * of letting latency and memory grow without bound. The in-flight count sees requests being served; the lag
+ * also sees requests still waiting unread in the sockets of a loop that cannot keep up, where an overloaded
+ * node queues most. Internal (replica) requests are not limited here: their coordinators' connection pools
  * bound them. Lock-free; runs on the event loop.
  */
 public final class InFlightRequestLimit implements WebFilter, Ordered {
@@ -28,11 +29,6 @@ public final class InFlightRequestLimit implements WebFilter, Ordered {
     private final EventLoopLag lag;
     private final long maxLagNanos;
     private final AtomicInteger inFlight = new AtomicInteger();
-
-    /** Only the in-flight limit (no lag check). */
-    public InFlightRequestLimit(int limit) {
-        this(limit, new EventLoopLag(), Duration.ofDays(1));
-    }
 
     /**
      * @param limit  requests served concurrently, at least 1

@@ -13,6 +13,7 @@ import java.util.concurrent.RejectedExecutionException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
 import org.springframework.web.util.UriUtils;
 import reactor.core.publisher.Flux;
@@ -51,12 +52,12 @@ public final class RemoteReplica implements Replica {
 
     @Override
     public Mono<Optional<Record>> read(String id) {
-        return metrics.timed(node, "read", client.get()
+        return tracked(metrics.timed(node, "read", client.get()
                 .uri(recordUri(id))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .exchangeToMono(response -> {
-                    if (response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
-                        return response.releaseBody().then(Mono.error(() -> peerOverloaded()));
+                    if (isOverloaded(response)) {
+                        return overloaded(response);
                     }
                     if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
                         return response.releaseBody().thenReturn(Optional.<Record>empty());
@@ -67,15 +68,12 @@ public final class RemoteReplica implements Replica {
                                 .map(bytes -> Optional.of(Record.decode(bytes)));
                     }
                     return response.createError();
-                }))
-                .onErrorMap(RemoteReplica::noConnectionFree, this::poolFull)
-                .doOnSuccess(ignored -> health.succeeded(node))
-                .doOnError(this::recordFailure);
+                })));
     }
 
     @Override
     public Mono<Boolean> write(String id, Record record) {
-        return metrics.timed(node, "write", client.put()
+        return tracked(metrics.timed(node, "write", client.put()
                 .uri(recordUri(id))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
@@ -84,14 +82,11 @@ public final class RemoteReplica implements Replica {
                     if (response.statusCode().is2xxSuccessful()) {
                         return response.releaseBody().thenReturn(Boolean.TRUE);
                     }
-                    if (response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
-                        return response.releaseBody().then(Mono.error(() -> peerOverloaded()));
+                    if (isOverloaded(response)) {
+                        return overloaded(response);
                     }
                     return response.createError();
-                }))
-                .onErrorMap(RemoteReplica::noConnectionFree, this::poolFull)
-                .doOnSuccess(ignored -> health.succeeded(node))
-                .doOnError(this::recordFailure);
+                })));
     }
 
     /**
@@ -121,17 +116,24 @@ public final class RemoteReplica implements Replica {
     }
 
     /**
-     * A replica call refused for overload, not failed: the peer answered 503 (its storage queue was full), or
-     * every connection to it was busy and the line of calls waiting for one was full. Both become a
-     * {@link RejectedExecutionException}, which the quorum counts as overload: when only overload kept the
-     * quorum from being reached, the client gets 503 with Retry-After instead of 504.
+     * A point call's outcome: a full pool becomes overload (a {@link RejectedExecutionException}, as a peer's 503
+     * does), and {@link PeerHealth} learns whether the peer answered.
      */
-    private RejectedExecutionException peerOverloaded() {
-        return new RejectedExecutionException(node + " is overloaded (503)");
+    private <T> Mono<T> tracked(Mono<T> call) {
+        return call
+                .onErrorMap(RemoteReplica::noConnectionFree, error -> new RejectedExecutionException(
+                        "no free connection to " + node + " and too many calls waiting", error))
+                .doOnSuccess(ignored -> health.succeeded(node))
+                .doOnError(this::recordFailure);
     }
 
-    private RejectedExecutionException poolFull(Throwable cause) {
-        return new RejectedExecutionException("no free connection to " + node + " and too many calls waiting", cause);
+    private static boolean isOverloaded(ClientResponse response) {
+        return response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value();
+    }
+
+    /** The peer answered 503 (its storage queue was full): fails with {@link PeerOverloadedException}. */
+    private <T> Mono<T> overloaded(ClientResponse response) {
+        return response.releaseBody().then(Mono.error(() -> new PeerOverloadedException(node)));
     }
 
     /**
@@ -149,10 +151,22 @@ public final class RemoteReplica implements Replica {
 
     /** A peer that answered 503 is up; a full local pool says nothing about the peer; anything else is down. */
     private void recordFailure(Throwable error) {
-        if (!(error instanceof RejectedExecutionException)) {
-            health.failed(node, error);
-        } else if (error.getCause() == null) {
+        if (error instanceof PeerOverloadedException) {
             health.succeeded(node);
+        } else if (!(error instanceof RejectedExecutionException)) {
+            health.failed(node, error);
+        }
+    }
+
+    /**
+     * A replica call refused for overload, not failed: the peer answered 503. Like a full pool (every
+     * connection to the peer busy and the line of calls waiting for one full), it is a
+     * {@link RejectedExecutionException}, which the quorum counts as overload: when only overload kept the
+     * quorum from being reached, the client gets 503 with Retry-After instead of 504.
+     */
+    static final class PeerOverloadedException extends RejectedExecutionException {
+        PeerOverloadedException(Node peer) {
+            super(peer + " is overloaded (503)");
         }
     }
 

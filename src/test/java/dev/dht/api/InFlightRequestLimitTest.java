@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.time.Duration;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.springframework.http.HttpStatus;
@@ -13,7 +14,8 @@ import reactor.core.publisher.Sinks;
 
 /** Admission control: requests beyond the limit get 503 with Retry-After at once; slots free up when requests end. */
 class InFlightRequestLimitTest {
-    private final InFlightRequestLimit limit = new InFlightRequestLimit(2);
+    /** An event loop lag that is never started reads 0: here only the in-flight limit acts. */
+    private final InFlightRequestLimit limit = new InFlightRequestLimit(2, new EventLoopLag(), Duration.ofMillis(100));
     private final AtomicInteger served = new AtomicInteger();
 
     private MockServerWebExchange exchange(String path) {
@@ -74,7 +76,7 @@ class InFlightRequestLimitTest {
 
     @Test
     void aLimitBelowOneIsRefused() {
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new InFlightRequestLimit(0))
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> new InFlightRequestLimit(0, new EventLoopLag(), Duration.ofMillis(100)))
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }
