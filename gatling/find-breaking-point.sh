@@ -17,8 +17,10 @@ REFINE=3               # then this many bisection steps between the last passing
 MAX_RATE=64000         # no step above this
 STEP_SECONDS=20        # measured seconds per step
 WARMUP_SECONDS=5       # unmeasured ramp before each run
-PREWARM_SECONDS=60     # one unmeasured run on every fresh target first, for the JITs (and the GET tapes' preload)
-PREWARM_RATE=""        # its rate (default: the start rate)
+PREWARM_SECONDS=60     # unmeasured runs of this length on every fresh target first, for the JITs (and the GET tapes' preload) ...
+PREWARM_RATE=""        # ... at this rate (default: the start rate) ...
+JIT_QUIET_PERCENT=5    # ... repeated until the target's JIT compiled for at most this share of a run's wall time ...
+PREWARM_MAX_SECONDS=360  # ... or until this much prewarm time has passed
 COOLDOWN_SECONDS=5     # pause between runs
 P99_BOUND_MS=100       # a step fails when its p99 is above this (the knee: queueing, not a stall) ...
 MAX_ERROR_PERCENT=0    # ... or when more than this share of its requests failed
@@ -52,8 +54,12 @@ TAPE     ${ALL_TAPES[*]} (default: all)
   --max-rate N           highest step rate (default $MAX_RATE)
   --step-duration S      measured seconds per step (default $STEP_SECONDS)
   --warmup S             unmeasured ramp before every run (default $WARMUP_SECONDS)
-  --prewarm S            unmeasured run on every fresh target before its first step (default $PREWARM_SECONDS)
+  --prewarm S            unmeasured run on every fresh target before its first step (default $PREWARM_SECONDS),
+                         repeated while the target's JIT is busy (see --jit-quiet)
   --prewarm-rate N       its rate, req/s (default: the start rate)
+  --jit-quiet P          prewarm again while a target process compiled (JIT, jstat) for more than P % of the
+                         run's wall time (default $JIT_QUIET_PERCENT; 100 = one prewarm run only)
+  --prewarm-max S        no further prewarm run after S s of prewarm (default $PREWARM_MAX_SECONDS)
   --cooldown S           pause between runs (default $COOLDOWN_SECONDS)
   --p99-bound MS         a step fails above this p99 (default $P99_BOUND_MS)
   --max-error-percent P  ... or above this error share (default $MAX_ERROR_PERCENT)
@@ -84,6 +90,8 @@ while [ $# -gt 0 ]; do
     --warmup) WARMUP_SECONDS="$2"; shift ;;
     --prewarm) PREWARM_SECONDS="$2"; shift ;;
     --prewarm-rate) PREWARM_RATE="$2"; shift ;;
+    --jit-quiet) JIT_QUIET_PERCENT="$2"; shift ;;
+    --prewarm-max) PREWARM_MAX_SECONDS="$2"; shift ;;
     --cooldown) COOLDOWN_SECONDS="$2"; shift ;;
     --p99-bound) P99_BOUND_MS="$2"; shift ;;
     --max-error-percent) MAX_ERROR_PERCENT="$2"; shift ;;
@@ -315,14 +323,47 @@ overload() {
   log "  overload: 503 share $(printf %.2f "$share503") %, errors by status: $(errors_by_status "$s"), OutOfMemoryError: $oom, alive: $alive, served normally: $recovered"
 }
 
+# jit_ms PID...: milliseconds the JIT compilers of these JVMs have spent so far, summed (jstat); empty if unknown
+jit_ms() {
+  local pid ms total=0
+  [ $# -gt 0 ] && command -v jstat >/dev/null || return 0
+  for pid in "$@"; do
+    ms=$(jstat -compiler "$pid" 2>/dev/null | awk 'NR == 2 && $4 ~ /^[0-9.]+$/ { printf "%d", $4 * 1000 }')
+    [ -n "$ms" ] || return 0
+    total=$((total + ms))
+  done
+  echo "$total"
+}
+
+# prewarm TARGETNAME TAPE DIR: unmeasured runs of the tape until the JITs of the started target are quiet. A cold
+# JVM compiles for minutes under load on 2 cores (three nodes on 2 cores: 40-50 % of their CPU 60-90 s after
+# start), and steps measured then measure the compiler. Sets PREWARM_NOTE.
+prewarm() {
+  local name="$1" tape="$2" dir="$3" run=0 began=$SECONDS t0 before after wall share=""
+  while :; do
+    run=$((run + 1)); t0=$SECONDS; before=$(jit_ms "${PIDS[@]}")
+    log "$name $tape: $URLS; unmeasured warm-up run $run, $PREWARM_SECONDS s at ${PREWARM_RATE:-$START_RATE} req/s (and the preload of GET tapes)"
+    gatling "$tape" "$URLS" "${PREWARM_RATE:-$START_RATE}" "$PREWARM_SECONDS" "$dir/warmup-$run.txt" "$dir/warmup-$run.log" no || true
+    after=$(jit_ms "${PIDS[@]}"); wall=$((SECONDS - t0))
+    if [ -z "$before" ] || [ -z "$after" ] || [ "$wall" -le 0 ]; then
+      PREWARM_NOTE="$run run(s), JIT time unknown"; break
+    fi
+    share=$(( (after - before) / (10 * wall * ${#PIDS[@]}) ))
+    log "  warm-up run $run: the JIT compiled for $share % of the run's $wall s (mean over ${#PIDS[@]} JVMs)"
+    PREWARM_NOTE="$run run(s) in $((SECONDS - began)) s, JIT at $share % in the last"
+    [ "$share" -gt "$JIT_QUIET_PERCENT" ] || break
+    if [ $((SECONDS - began)) -ge "$PREWARM_MAX_SECONDS" ]; then PREWARM_NOTE="$PREWARM_NOTE (still busy at --prewarm-max)"; break; fi
+  done
+}
+
 # one TARGETNAME KIND TAPE: everything for one tape on one target; sets RESULT_BREAKING for the ratio
 one() {
   local name="$1" kind="$2" tape="$3" dir="$OUT/$1-$3" breaking_text measured_rate base
   mkdir -p "$dir"
   RESULT_BREAKING=""; ROW=""
   if [ "$kind" = urls ]; then URLS="$TARGET"; PIDS=(); LOGS=(); else start_target "$kind" "$name-$tape"; fi
-  log "$name $tape: $URLS; unmeasured warm-up run of $PREWARM_SECONDS s at ${PREWARM_RATE:-$START_RATE} req/s (and the preload of GET tapes)"
-  gatling "$tape" "$URLS" "${PREWARM_RATE:-$START_RATE}" "$PREWARM_SECONDS" "$dir/warmup.txt" "$dir/warmup.log" no || true
+  prewarm "$name" "$tape" "$dir"
+  echo "- $name, $tape: $PREWARM_NOTE" >>"$OUT/prewarm.md"
   if [ -n "$OVERLOAD_AT" ]; then
     [ "$name" = baseline ] || overload "$name" "$tape" "$URLS" "$OVERLOAD_AT"
   else
@@ -359,7 +400,7 @@ CLASSPATH="$ROOT/gatling/target/classes:$(cat "$OUT/classpath.txt")"
 
 NAME="$TARGET"; KIND="$TARGET"
 case "$TARGET" in http://*) NAME=nodes; KIND=urls ;; esac
-: >"$OUT/steps.md"; : >"$OUT/overload.md"; : >"$OUT/reports.md"; : >"$OUT/rows.md"
+: >"$OUT/steps.md"; : >"$OUT/overload.md"; : >"$OUT/reports.md"; : >"$OUT/rows.md"; : >"$OUT/prewarm.md"
 log "results in $OUT"
 for tape in "${TAPES[@]}"; do
   one "$NAME" "$KIND" "$tape"
@@ -402,6 +443,15 @@ done
     echo "| target | tape | rate (req/s) | achieved req/s | 503 share | 503 latency ms | errors by status | OutOfMemoryError | nodes alive | served normally |"
     echo "|---|---|---|---|---|---|---|---|---|---|"
     cat "$OUT/overload.md"
+  fi
+  if [ -s "$OUT/prewarm.md" ]; then
+    echo
+    echo "## Prewarm"
+    echo
+    echo "Unmeasured runs of $PREWARM_SECONDS s at ${PREWARM_RATE:-$START_RATE} req/s on each fresh target, repeated until its JIT compiled for at"
+    echo "most $JIT_QUIET_PERCENT % of a run's wall time (jstat, mean over its JVMs) or $PREWARM_MAX_SECONDS s had passed."
+    echo
+    cat "$OUT/prewarm.md"
   fi
   if [ -s "$OUT/steps.md" ]; then
     echo
