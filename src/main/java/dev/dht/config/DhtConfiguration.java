@@ -16,9 +16,11 @@ import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.RecordRepository;
+import dev.dht.storage.RowCachedRecordRepository;
 import dev.dht.storage.StorageHealthIndicator;
 import dev.dht.storage.StorageScheduler;
 import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.cache.CaffeineCacheMetrics;
 import io.netty.channel.ChannelOption;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -51,6 +53,11 @@ public class DhtConfiguration {
     LocalStore localStore(DhtProperties properties, HybridLogicalClock clock, MeterRegistry registry) {
         DhtProperties.Storage settings = properties.storage();
         RecordRepository repository = LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync());
+        if (settings.rowCacheSize().toBytes() > 0) {
+            RowCachedRecordRepository cached = new RowCachedRecordRepository(repository, settings.rowCacheSize().toBytes());
+            CaffeineCacheMetrics.monitor(registry, cached.rows(), "dht.row.cache");
+            repository = cached;
+        }
         StorageScheduler scheduler = new StorageScheduler(settings.threads(), settings.queueCapacity(), "storage");
         StorageMetrics metrics = new StorageMetrics(registry);
         LocalStore store = new LocalStore(repository, scheduler, clock, metrics);

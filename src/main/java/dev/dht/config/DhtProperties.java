@@ -114,12 +114,15 @@ public record DhtProperties(
      * @param sync          fsync every write: survives power loss, not only {@code kill -9}. Default false
      * @param threads       storage worker threads. Default 4
      * @param queueCapacity storage tasks that may wait; beyond it requests get 503. Default 1024
+     * @param rowCacheSize  memory for the row cache of recently read or written records (bytes, suffixes KB, MB,
+     *                      GB); 0 turns it off. Default 32MB
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,
             @DefaultValue("false") boolean sync,
             @DefaultValue("4") int threads,
-            @DefaultValue("1024") int queueCapacity) {
+            @DefaultValue("1024") int queueCapacity,
+            @DefaultValue("32MB") DataSize rowCacheSize) {
 
         /** Validates the storage settings. */
         public Storage {
@@ -128,6 +131,9 @@ public record DhtProperties(
             }
             if (queueCapacity < 1) {
                 throw new InvalidSettingException("dht.storage.queue-capacity", "must be at least 1, was " + queueCapacity);
+            }
+            if (rowCacheSize.isNegative()) {
+                throw new InvalidSettingException("dht.storage.row-cache-size", "must not be negative, was " + rowCacheSize);
             }
         }
     }

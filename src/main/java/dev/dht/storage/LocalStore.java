@@ -37,8 +37,16 @@ public final class LocalStore implements AutoCloseable {
         this(repository, storage, clock, new StorageMetrics(new CompositeMeterRegistry()));
     }
 
-    /** The stored record, tombstones included; empty Optional if the key was never written. */
+    /**
+     * The stored record, tombstones included; empty Optional if the key was never written. A row cache hit
+     * ({@link RecordRepository#cached}) is answered on the calling thread without I/O; a miss runs on the
+     * storage scheduler.
+     */
     public Mono<Optional<Record>> read(byte[] key) {
+        Record hit = repository.cached(key);
+        if (hit != null) {
+            return Mono.just(Optional.of(hit));
+        }
         return Mono.fromCallable(() -> metrics.get().recordCallable(() -> Optional.ofNullable(repository.get(key))))
                 .subscribeOn(storage.scheduler());
     }

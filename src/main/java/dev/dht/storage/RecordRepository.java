@@ -15,6 +15,15 @@ public interface RecordRepository extends Closeable {
     Record get(byte[] key);
 
     /**
+     * The stored record for {@code key} if it is in memory, without I/O; {@code null} means "ask {@link #get}"
+     * (a miss, not "never written"). Unlike the other methods it never blocks and may be called from an event
+     * loop. This default keeps nothing in memory.
+     */
+    default Record cached(byte[] key) {
+        return null;
+    }
+
+    /**
      * Stores {@code record} unless the stored record for {@code key} supersedes it or is the same version
      * ({@link Record#newest}); an older write arriving late therefore never overwrites a newer one.
      *

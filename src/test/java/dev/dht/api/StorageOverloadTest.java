@@ -25,8 +25,8 @@ import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
- * A full storage queue answers 503 with Retry-After and changes nothing; once the queue drains the node serves
- * normally. The node has one storage thread and one queue slot; the test occupies the thread with a task that
+ * A full storage queue answers 503 with Retry-After and changes nothing, except that reads answered from the row
+ * cache are still served; once the queue drains the node serves normally. The node has one storage thread and one queue slot; the test occupies the thread with a task that
  * waits for the test and fills the slot with a second task.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -69,8 +69,9 @@ class StorageOverloadTest {
                 .expectHeader().valueEquals(HttpHeaders.RETRY_AFTER, "1")
                 .expectBody(String.class).returnResult().getResponseBody();
         EntityApiTest.assertOneLineError(body);
-        client.get().uri(V0Uri.entity(port, "before")).exchange()
+        client.get().uri(V0Uri.entity(port, "never-written")).exchange()
                 .expectStatus().isEqualTo(503).expectHeader().exists(HttpHeaders.RETRY_AFTER);
+        assertThat(get("before")).as("a row cache hit needs no storage thread").isEqualTo("stored before the overload");
         client.delete().uri(V0Uri.entity(port, "before")).exchange()
                 .expectStatus().isEqualTo(503).expectHeader().exists(HttpHeaders.RETRY_AFTER);
         client.get().uri("/v0/status").exchange().expectStatus().isOk();

@@ -1,0 +1,119 @@
+package dev.dht.storage;
+
+import com.github.benmanes.caffeine.cache.Cache;
+import com.github.benmanes.caffeine.cache.Caffeine;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * A {@link RecordRepository} with a row cache in front (Cassandra's term): the newest record of recently read or
+ * written keys, tombstones included, in a Caffeine cache bounded by weight (key + value bytes + a fixed overhead
+ * per entry). {@link #cached} answers hits without touching the disk, so a read that hits needs no hand-off to
+ * the storage scheduler.
+ *
+ * <p>Coherence: every change of the cache happens under the key's stripe lock, together with the write or the
+ * read of the delegate it reflects, so a cached entry is always the delegate's current record for its key (a
+ * reader that missed cannot put back a record that a concurrent writer has just replaced). Hits take no lock.
+ *
+ * <p>Blocking: {@link #get}, {@link #upsert}, {@link #range} and {@link #close} call the delegate (disk I/O,
+ * storage scheduler only); {@link #cached} never blocks and may run on an event loop.
+ */
+public final class RowCachedRecordRepository implements RecordRepository {
+    /** Bytes counted per entry besides key and value: the map node, the key buffer and the record object. */
+    static final int ENTRY_OVERHEAD_BYTES = 96;
+    private static final int LOCK_STRIPES = 1024;
+
+    private final RecordRepository delegate;
+    private final Cache<ByteBuffer, Record> rows;
+    private final Object[] locks = new Object[LOCK_STRIPES];
+
+    /**
+     * Wraps {@code delegate}.
+     *
+     * @param capacityBytes most bytes the cached rows may weigh together; must be positive
+     */
+    public RowCachedRecordRepository(RecordRepository delegate, long capacityBytes) {
+        if (capacityBytes <= 0) {
+            throw new IllegalArgumentException("row cache capacity must be positive, was " + capacityBytes);
+        }
+        this.delegate = delegate;
+        this.rows = Caffeine.newBuilder()
+                .maximumWeight(capacityBytes)
+                .weigher((ByteBuffer key, Record record) ->
+                        key.remaining() + record.encodedSize() + ENTRY_OVERHEAD_BYTES)
+                .executor(Runnable::run)
+                .recordStats()
+                .build();
+        for (int i = 0; i < LOCK_STRIPES; i++) {
+            locks[i] = new Object();
+        }
+    }
+
+    /** The cache itself, for its metrics (hits, misses, evictions, size). */
+    public Cache<ByteBuffer, Record> rows() {
+        return rows;
+    }
+
+    /** {@inheritDoc} Never blocks: a lookup in memory only. */
+    @Override
+    public Record cached(byte[] key) {
+        return rows.getIfPresent(ByteBuffer.wrap(key));
+    }
+
+    @Override
+    public Record get(byte[] key) {
+        ByteBuffer row = ByteBuffer.wrap(key.clone());
+        Record hit = rows.getIfPresent(row);
+        if (hit != null) {
+            return hit;
+        }
+        synchronized (lockFor(key)) {
+            Record stored = delegate.get(key);
+            if (stored != null) {
+                rows.put(row, stored);
+            }
+            return stored;
+        }
+    }
+
+    @Override
+    public boolean upsert(byte[] key, Record record) {
+        synchronized (lockFor(key)) {
+            boolean written = delegate.upsert(key, record);
+            if (written) {
+                rows.put(ByteBuffer.wrap(key.clone()), record);
+            }
+            return written;
+        }
+    }
+
+    @Override
+    public Cursor range(byte[] start, byte[] end) {
+        return delegate.range(start, end);
+    }
+
+    @Override
+    public long sizeOnDiskBytes() {
+        return delegate.sizeOnDiskBytes();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return delegate.isOpen();
+    }
+
+    /** Closes the delegate and drops every cached row. */
+    @Override
+    public void close() throws IOException {
+        try {
+            delegate.close();
+        } finally {
+            rows.invalidateAll();
+        }
+    }
+
+    private Object lockFor(byte[] key) {
+        return locks[(Arrays.hashCode(key) & 0x7fffffff) % LOCK_STRIPES];
+    }
+}
