@@ -298,10 +298,23 @@ measured() {
 # overload TARGETNAME TAPE URLS RATE: the overload run and its checks; appends to the overload table
 overload() {
   local name="$1" tape="$2" urls="$3" rate="$4" dir="$OUT/$1-$2" oom=n/a alive=n/a pid logfile
-  local s="$dir/overload.txt" recovery="$dir/recovery.txt"
+  local s="$dir/overload.txt" recovery="$dir/recovery.txt" load_start="$dir/load-start.txt" probe_pid run_ok=true
   sleep "$COOLDOWN_SECONDS"
   log "  $name $tape: overload run at $rate req/s for $OVERLOAD_SECONDS s"
-  if ! gatling "$tape" "$urls" "$rate" "$OVERLOAD_SECONDS" "$s" "$dir/overload.log" no -DrecoveryReport="$recovery"; then
+  # The recovery probe runs in a JVM of its own: Gatling may use up its own file descriptors under this load.
+  rm -f "$recovery" "$load_start"
+  setsid java -Xmx256m -cp "$ROOT/gatling/target/test-classes:$CLASSPATH" -DbaseUrls="$urls" -Dwarmup="$WARMUP_SECONDS" \
+    -Dduration="$OVERLOAD_SECONDS" -DvalueSize="$VALUE_SIZE" dev.dht.gatling.RecoveryProbe "$recovery" "$load_start" \
+    >"$dir/recovery.log" 2>&1 &
+  probe_pid=$!; STARTED_PIDS+=("$probe_pid")
+  gatling "$tape" "$urls" "$rate" "$OVERLOAD_SECONDS" "$s" "$dir/overload.log" no -DloadStartFile="$load_start" || run_ok=false
+  for _ in $(seq 1 300); do kill -0 "$probe_pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$probe_pid" 2>/dev/null || true
+  wait "$probe_pid" 2>/dev/null || true
+  local keep=() pid
+  for pid in "${STARTED_PIDS[@]}"; do [ "$pid" = "$probe_pid" ] || keep+=("$pid"); done
+  STARTED_PIDS=("${keep[@]}")
+  if [ "$run_ok" = false ]; then
     echo "| $name | $tape | $rate | - | - | - | - | - | - | run failed |" >>"$OUT/overload.md"; return 0
   fi
   if [ "$TARGET" = node ] || [ "$TARGET" = cluster ]; then

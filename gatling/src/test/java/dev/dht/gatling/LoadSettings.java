@@ -35,7 +35,8 @@ import java.util.concurrent.ThreadLocalRandom;
  * <tr><td>replicas</td><td>(empty)</td><td>{@code ack/from} sent with every request; empty: the server's default</td></tr>
  * <tr><td>keys</td><td>100000</td><td>keys the GET tapes preload and read</td></tr>
  * <tr><td>summary</td><td>(none)</td><td>file for the {@link LatencyRecorder}'s summary; none: console only</td></tr>
- * <tr><td>recoveryReport</td><td>(none)</td><td>file for the {@link RecoveryProbe}'s result; none: no probe</td></tr>
+ * <tr><td>loadStartFile</td><td>(none)</td><td>file the epoch ms of the first request goes to, for a {@link RecoveryProbe}
+ * running in a JVM of its own; none: not written</td></tr>
  * </table>
  */
 public final class LoadSettings {
@@ -53,11 +54,11 @@ public final class LoadSettings {
     private final String replicas;
     private final int keys;
     private final Optional<Path> summary;
-    private final Optional<Path> recoveryReport;
+    private final Optional<Path> loadStartFile;
     private final byte[][] values;
 
     private LoadSettings(List<String> baseUrls, double rate, Duration duration, Duration warmup, int valueSize,
-                         String replicas, int keys, Optional<Path> summary, Optional<Path> recoveryReport) {
+                         String replicas, int keys, Optional<Path> summary, Optional<Path> loadStartFile) {
         this.baseUrls = List.copyOf(baseUrls);
         this.rate = rate;
         this.duration = duration;
@@ -66,7 +67,7 @@ public final class LoadSettings {
         this.replicas = replicas;
         this.keys = keys;
         this.summary = summary;
-        this.recoveryReport = recoveryReport;
+        this.loadStartFile = loadStartFile;
         // A pool of random values rather than one: LevelDB compresses its blocks, and equal neighbouring values
         // would compress far better than real data. At most 64 MiB in all.
         Random random = new Random(42);
@@ -108,7 +109,7 @@ public final class LoadSettings {
             throw new IllegalArgumentException("replicas must be ack/from, e.g. 2/3, or empty; was '" + replicas + "'");
         }
         return new LoadSettings(urls, rate, Duration.ofSeconds(seconds), Duration.ofSeconds(warmupSeconds), valueSize,
-                replicas, keys, path("summary"), path("recoveryReport"));
+                replicas, keys, path("summary"), path("loadStartFile"));
     }
 
     private static Optional<Path> path(String property) {
@@ -211,9 +212,9 @@ public final class LoadSettings {
         return summary;
     }
 
-    /** Where the recovery probe writes its result, if it is to run. */
-    public Optional<Path> recoveryReport() {
-        return recoveryReport;
+    /** Where the epoch ms of the first request goes, if a recovery probe waits for it. */
+    public Optional<Path> loadStartFile() {
+        return loadStartFile;
     }
 
     @Override

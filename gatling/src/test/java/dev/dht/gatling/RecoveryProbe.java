@@ -22,6 +22,9 @@ import java.util.function.LongSupplier;
  * window and is followed by {@link #STREAK} successful rounds in a row (itself included).
  *
  * <p>The result goes to a small {@code key=value} file (see {@link #finish()}) that find-breaking-point.sh reads.
+ * The script runs the probe in a JVM of its own ({@link #main}), beside Gatling: under twice the breaking load
+ * Gatling's open model can open connections up to the process's file descriptor limit, and a probe inside that
+ * process could then neither connect nor write its report.
  */
 public final class RecoveryProbe {
     /** How long after the end of the load the nodes may take to serve normally again. */
@@ -52,6 +55,40 @@ public final class RecoveryProbe {
         this.report = report;
         this.thread = new Thread(this::run, "recovery-probe");
         this.thread.setDaemon(true);
+    }
+
+    /** Longest wait for the load to start (the Gatling JVM to boot and send its first request). */
+    static final Duration MAX_WAIT_FOR_LOAD = Duration.ofMinutes(5);
+
+    /**
+     * The probe in a JVM of its own: {@code RecoveryProbe REPORT LOAD_START_FILE}, with the load's settings as
+     * system properties ({@link LoadSettings}: {@code baseUrls}, {@code warmup}, {@code duration}). Waits until
+     * the Gatling run writes the epoch ms of its first request to {@code LOAD_START_FILE} (see
+     * {@code loadStartFile}), probes after the load's end and writes the report. Exits 1 without a report if the
+     * load did not start within {@link #MAX_WAIT_FOR_LOAD}.
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length != 2) {
+            System.err.println("usage: RecoveryProbe REPORT LOAD_START_FILE (settings as system properties)");
+            System.exit(2);
+        }
+        LoadSettings settings = LoadSettings.fromSystemProperties();
+        Path report = Path.of(args[0]);
+        Path loadStartFile = Path.of(args[1]);
+        long deadline = System.nanoTime() + MAX_WAIT_FOR_LOAD.toNanos();
+        while (!Files.exists(loadStartFile)) {
+            if (System.nanoTime() > deadline) {
+                System.err.println("recovery probe: no load started within " + MAX_WAIT_FOR_LOAD);
+                System.exit(1);
+            }
+            Thread.sleep(10);
+        }
+        long loadStart = Long.parseLong(Files.readString(loadStartFile).trim());
+        long loadEnd = loadStart + settings.warmup().plus(settings.duration()).toMillis();
+        Thread.sleep(Math.max(0, loadEnd - System.currentTimeMillis()));
+        RecoveryProbe probe = new RecoveryProbe(settings, () -> loadStart, report);
+        probe.start();
+        probe.finish();
     }
 
     /** Starts the probe's thread. */

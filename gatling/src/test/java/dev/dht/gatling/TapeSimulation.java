@@ -5,12 +5,16 @@ import static io.gatling.javaapi.core.CoreDsl.exec;
 import io.gatling.javaapi.core.ChainBuilder;
 import io.gatling.javaapi.core.ScenarioBuilder;
 import io.gatling.javaapi.core.Simulation;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 
 /**
  * What the five tapes share: the {@link LoadSettings}, the run's {@link KeySpace}, the recorded PUT and GET
  * requests, the preload of the keys that GET tapes read (in {@link #before()}, so it is not part of the measured
- * load), the {@link LatencyRecorder}'s summary and the optional {@link RecoveryProbe}. A tape's constructor only
- * declares its scenario and hands it to {@link #run(ScenarioBuilder)}.
+ * load), the {@link LatencyRecorder}'s summary and, for a {@link RecoveryProbe} in its own JVM, the time of the
+ * first request. A tape's constructor only declares its scenario and hands it to {@link #run(ScenarioBuilder)}.
  */
 public abstract class TapeSimulation extends Simulation {
     /** This run's settings. */
@@ -20,7 +24,6 @@ public abstract class TapeSimulation extends Simulation {
 
     private final LatencyRecorder recorder = new LatencyRecorder(settings.warmup().toMillis());
     private final boolean readsPreloadedKeys;
-    private RecoveryProbe probe;
 
     /** A tape; {@code readsPreloadedKeys}: whether its GETs need the preloaded keys. */
     protected TapeSimulation(boolean readsPreloadedKeys) {
@@ -53,10 +56,32 @@ public abstract class TapeSimulation extends Simulation {
                 throw new IllegalStateException("preload interrupted", e);
             }
         }
-        settings.recoveryReport().ifPresent(report -> {
-            probe = new RecoveryProbe(settings, recorder::firstSentMillis, report);
-            probe.start();
-        });
+        settings.loadStartFile().ifPresent(this::writeLoadStartWhenItBegins);
+    }
+
+    /**
+     * Writes the epoch ms of the first request to {@code file} (through a temporary file and a rename, so a reader
+     * never sees half of it) as soon as it is sent, from a daemon thread that polls every 10 ms. This happens at
+     * the start of the load, while this JVM still has file descriptors to spare: under overload the open model
+     * may open connections up to the process's limit, which is why the probe runs in a JVM of its own.
+     */
+    private void writeLoadStartWhenItBegins(Path file) {
+        Thread marker = new Thread(() -> {
+            try {
+                while (recorder.firstSentMillis() == Long.MAX_VALUE) {
+                    Thread.sleep(10);
+                }
+                Path partial = file.resolveSibling(file.getFileName() + ".partial");
+                Files.writeString(partial, Long.toString(recorder.firstSentMillis()));
+                Files.move(partial, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (IOException e) {
+                System.err.println("cannot write the load start to " + file + ": " + e);
+            }
+        }, "load-start-marker");
+        marker.setDaemon(true);
+        marker.start();
     }
 
     @Override
@@ -64,12 +89,5 @@ public abstract class TapeSimulation extends Simulation {
         System.out.println("latency summary (all requests; ms):");
         recorder.summary().forEach(line -> System.out.println("  " + line));
         settings.summary().ifPresent(recorder::write);
-        if (probe != null) {
-            try {
-                probe.finish();
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        }
     }
 }
