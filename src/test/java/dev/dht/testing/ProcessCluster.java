@@ -90,7 +90,7 @@ public final class ProcessCluster implements AutoCloseable {
 
     /** SIGTERM to every node, then waits for each (killing what does not exit in 30 s). */
     @Override
-    public void close() throws InterruptedException {
+    public void close() {
         for (NodeProcess node : nodes) {
             if (node != null && node.isAlive()) {
                 node.signalTerminate();
@@ -101,6 +101,9 @@ public final class ProcessCluster implements AutoCloseable {
                 try {
                     nodes[i].awaitExit(Duration.ofSeconds(30));
                 } catch (IllegalStateException stillRunning) {
+                    nodes[i].close();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
                     nodes[i].close();
                 }
                 nodes[i] = null;
