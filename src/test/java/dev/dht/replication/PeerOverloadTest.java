@@ -11,6 +11,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -71,16 +74,37 @@ class PeerOverloadTest {
     void callsBeyondTheBusyConnectionAndItsWaitingLineGive503AtOnce() {
         cluster.faults(0).delayAnswersFrom(cluster.url(1), Duration.ofMillis(700));
         cluster.faults(0).delayAnswersFrom(cluster.url(2), Duration.ofMillis(700));
+        // Four threads of its own, released together: the common pool has one thread on a 2-core machine and
+        // would send the PUTs one after another, so that none ever waited for the connection.
+        ExecutorService clients = Executors.newFixedThreadPool(4);
+        CountDownLatch go = new CountDownLatch(1);
         List<CompletableFuture<Integer>> puts = new ArrayList<>();
-        for (int i = 0; i < 4; i++) {
-            String id = "pool-" + i + "-" + UUID.randomUUID();
-            puts.add(CompletableFuture.supplyAsync(() -> cluster.client(0).put(id, "v", "2/3")));
+        List<Integer> statuses;
+        try {
+            for (int i = 0; i < 4; i++) {
+                String id = "pool-" + i + "-" + UUID.randomUUID();
+                puts.add(CompletableFuture.supplyAsync(() -> {
+                    awaitQuietly(go);
+                    return cluster.client(0).put(id, "v", "2/3");
+                }, clients));
+            }
+            go.countDown();
+            statuses = puts.stream().map(CompletableFuture::join).toList();
+        } finally {
+            clients.shutdownNow();
         }
-        List<Integer> statuses = puts.stream().map(CompletableFuture::join).toList();
 
         // per peer: one call holds the connection, one waits for it, the rest are refused at once
         assertThat(statuses).as("every PUT answered either 201 or 503").allMatch(s -> s == 201 || s == 503);
         assertThat(statuses).as("some refused for overload").contains(503);
         assertThat(statuses).as("the first ones served").contains(201);
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 }
