@@ -31,12 +31,10 @@ import org.iq80.leveldb.WriteOptions;
  * (read, compare, write must be atomic per key).
  */
 public final class LevelDbRecordRepository implements RecordRepository {
-    private static final int LOCK_STRIPES = 1024;
-
     private final DB db;
     private final Path directory;
     private final WriteOptions writeOptions;
-    private final Object[] locks = new Object[LOCK_STRIPES];
+    private final KeyStripedLocks locks = new KeyStripedLocks();
     private final Set<SnapshotCursor> openCursors = ConcurrentHashMap.newKeySet();
     private volatile boolean open = true;
 
@@ -44,9 +42,6 @@ public final class LevelDbRecordRepository implements RecordRepository {
         this.db = db;
         this.directory = directory;
         this.writeOptions = new WriteOptions().sync(sync);
-        for (int i = 0; i < LOCK_STRIPES; i++) {
-            locks[i] = new Object();
-        }
     }
 
     /**
@@ -75,7 +70,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
 
     @Override
     public boolean upsert(byte[] key, Record record) {
-        synchronized (locks[(Arrays.hashCode(key) & 0x7fffffff) % LOCK_STRIPES]) {
+        synchronized (locks.lockFor(key)) {
             byte[] stored = db.get(key);
             if (stored != null && !record.supersedes(Record.decode(stored))) {
                 return false;

@@ -4,7 +4,6 @@ import com.github.benmanes.caffeine.cache.Cache;
 import com.github.benmanes.caffeine.cache.Caffeine;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.util.Arrays;
 
 /**
  * A {@link RecordRepository} with a row cache in front (Cassandra's term): the newest record of recently read or
@@ -22,11 +21,10 @@ import java.util.Arrays;
 public final class RowCachedRecordRepository implements RecordRepository {
     /** Bytes counted per entry besides key and value: the map node, the key buffer and the record object. */
     static final int ENTRY_OVERHEAD_BYTES = 96;
-    private static final int LOCK_STRIPES = 1024;
 
     private final RecordRepository delegate;
     private final Cache<ByteBuffer, Record> rows;
-    private final Object[] locks = new Object[LOCK_STRIPES];
+    private final KeyStripedLocks locks = new KeyStripedLocks();
 
     /**
      * Wraps {@code delegate}.
@@ -45,9 +43,6 @@ public final class RowCachedRecordRepository implements RecordRepository {
                 .executor(Runnable::run)
                 .recordStats()
                 .build();
-        for (int i = 0; i < LOCK_STRIPES; i++) {
-            locks[i] = new Object();
-        }
     }
 
     /** The cache itself, for its metrics (hits, misses, evictions, size). */
@@ -63,15 +58,14 @@ public final class RowCachedRecordRepository implements RecordRepository {
 
     @Override
     public Record get(byte[] key) {
-        ByteBuffer row = ByteBuffer.wrap(key.clone());
-        Record hit = rows.getIfPresent(row);
+        Record hit = cached(key);
         if (hit != null) {
             return hit;
         }
-        synchronized (lockFor(key)) {
+        synchronized (locks.lockFor(key)) {
             Record stored = delegate.get(key);
             if (stored != null) {
-                rows.put(row, stored);
+                rows.put(ByteBuffer.wrap(key.clone()), stored);
             }
             return stored;
         }
@@ -79,7 +73,7 @@ public final class RowCachedRecordRepository implements RecordRepository {
 
     @Override
     public boolean upsert(byte[] key, Record record) {
-        synchronized (lockFor(key)) {
+        synchronized (locks.lockFor(key)) {
             boolean written = delegate.upsert(key, record);
             if (written) {
                 rows.put(ByteBuffer.wrap(key.clone()), record);
@@ -111,9 +105,5 @@ public final class RowCachedRecordRepository implements RecordRepository {
         } finally {
             rows.invalidateAll();
         }
-    }
-
-    private Object lockFor(byte[] key) {
-        return locks[(Arrays.hashCode(key) & 0x7fffffff) % LOCK_STRIPES];
     }
 }

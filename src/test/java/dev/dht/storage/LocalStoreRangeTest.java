@@ -69,26 +69,14 @@ class LocalStoreRangeTest {
     }
 
     /** The repository, counting the range cursors that are open. */
-    private final class CursorCounting implements RecordRepository {
-        private final RecordRepository delegate;
-
+    private final class CursorCounting extends DelegatingRecordRepository {
         CursorCounting(RecordRepository delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public Record get(byte[] key) {
-            return delegate.get(key);
-        }
-
-        @Override
-        public boolean upsert(byte[] key, Record record) {
-            return delegate.upsert(key, record);
+            super(delegate);
         }
 
         @Override
         public Cursor range(byte[] start, byte[] end) {
-            Cursor cursor = delegate.range(start, end);
+            Cursor cursor = super.range(start, end);
             openCursors.incrementAndGet();
             return new Cursor() {
                 private boolean closed;
@@ -112,21 +100,6 @@ class LocalStoreRangeTest {
                     cursor.close();
                 }
             };
-        }
-
-        @Override
-        public long sizeOnDiskBytes() {
-            return delegate.sizeOnDiskBytes();
-        }
-
-        @Override
-        public boolean isOpen() {
-            return delegate.isOpen();
-        }
-
-        @Override
-        public void close() throws java.io.IOException {
-            delegate.close();
         }
     }
 }

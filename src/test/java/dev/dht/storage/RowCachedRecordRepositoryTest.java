@@ -95,7 +95,7 @@ class RowCachedRecordRepositoryTest {
         leveldb.upsert(key("a"), Record.value(1, bytes("v1")));
         CountDownLatch readerHasReadTheDisk = new CountDownLatch(1);
         CountDownLatch writerDone = new CountDownLatch(1);
-        RecordRepository pausingReads = new Delegating(leveldb) {
+        RecordRepository pausingReads = new DelegatingRecordRepository(leveldb) {
             @Override
             public Record get(byte[] key) {
                 Record stored = super.get(key);
@@ -136,7 +136,7 @@ class RowCachedRecordRepositoryTest {
     }
 
     private RecordRepository countingReads(RecordRepository delegate) {
-        return new Delegating(delegate) {
+        return new DelegatingRecordRepository(delegate) {
             @Override
             public Record get(byte[] key) {
                 diskReads.incrementAndGet();
@@ -158,45 +158,6 @@ class RowCachedRecordRepositoryTest {
             latch.await(millis, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /** Passes every call through; tests override what they watch. */
-    private static class Delegating implements RecordRepository {
-        private final RecordRepository delegate;
-
-        Delegating(RecordRepository delegate) {
-            this.delegate = delegate;
-        }
-
-        @Override
-        public Record get(byte[] key) {
-            return delegate.get(key);
-        }
-
-        @Override
-        public boolean upsert(byte[] key, Record record) {
-            return delegate.upsert(key, record);
-        }
-
-        @Override
-        public Cursor range(byte[] start, byte[] end) {
-            return delegate.range(start, end);
-        }
-
-        @Override
-        public long sizeOnDiskBytes() {
-            return delegate.sizeOnDiskBytes();
-        }
-
-        @Override
-        public boolean isOpen() {
-            return delegate.isOpen();
-        }
-
-        @Override
-        public void close() throws java.io.IOException {
-            delegate.close();
         }
     }
 }
