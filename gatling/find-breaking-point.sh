@@ -215,17 +215,20 @@ start_target() {
   wait_ready ${URLS//,/ }
 }
 
+# reap PID SECONDS: waits up to SECONDS for the process to exit, then kills its process group; no longer tracked
+reap() {
+  local pid="$1" keep=() started
+  for _ in $(seq 1 $(($2 * 5))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  for started in "${STARTED_PIDS[@]}"; do [ "$started" = "$pid" ] || keep+=("$started"); done
+  STARTED_PIDS=("${keep[@]}")
+}
+
 stop_target() {  # graceful (SIGTERM), then SIGKILL after 30 s
   local pid
   for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do
-    for _ in $(seq 1 150); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-  done
-  local keep=()
-  for pid in "${STARTED_PIDS[@]}"; do case " ${PIDS[*]} " in *" $pid "*) ;; *) keep+=("$pid") ;; esac; done
-  STARTED_PIDS=("${keep[@]}")
+  for pid in "${PIDS[@]}"; do reap "$pid" 30; done
 }
 
 # gatling TAPE URLS RATE SECONDS SUMMARY LOG REPORTS [-Dname=value...]: one Gatling run; 1 if it did not complete
@@ -308,12 +311,7 @@ overload() {
     >"$dir/recovery.log" 2>&1 &
   probe_pid=$!; STARTED_PIDS+=("$probe_pid")
   gatling "$tape" "$urls" "$rate" "$OVERLOAD_SECONDS" "$s" "$dir/overload.log" no -DloadStartFile="$load_start" || run_ok=false
-  for _ in $(seq 1 300); do kill -0 "$probe_pid" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL -- "-$probe_pid" 2>/dev/null || true
-  wait "$probe_pid" 2>/dev/null || true
-  local keep=() pid
-  for pid in "${STARTED_PIDS[@]}"; do [ "$pid" = "$probe_pid" ] || keep+=("$pid"); done
-  STARTED_PIDS=("${keep[@]}")
+  reap "$probe_pid" 60
   if [ "$run_ok" = false ]; then
     echo "| $name | $tape | $rate | - | - | - | - | - | - | run failed |" >>"$OUT/overload.md"; return 0
   fi
