@@ -77,6 +77,7 @@ public class ApiRoutes {
         return RouterFunctions.route()
                 .GET(InternalProtocol.RECORD_PATH, records::read)
                 .PUT(InternalProtocol.RECORD_PATH, records::write)
+                .POST(InternalProtocol.RECORDS_PATH, records::writeBatch)
                 .GET(InternalProtocol.RANGE_PATH, records::range)
                 .filter(new ClusterSecretFilter(properties.clusterSecret()))
                 .build();

@@ -1,5 +1,6 @@
 package dev.dht.api;
 
+import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeFrameCodec;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
@@ -10,16 +11,18 @@ import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.BodyInserters;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * The replica side of {@code /internal/record} and {@code /internal/range} (see {@link dev.dht.replication.InternalProtocol}): reads and
+ * The replica side of {@code /internal/record}, {@code /internal/records} and {@code /internal/range} (see {@link dev.dht.replication.InternalProtocol}): reads and
  * last-write-wins writes of this node's store, records carried with their timestamps and tombstone flags.
  * Guarded by {@link ClusterSecretFilter}. Storage work runs on the storage scheduler.
  */
 public final class InternalRecordHandler {
     private final LocalStore store;
     private final RequestBodyReader bodyReader;
+    private final RequestBodyReader batchReader = new RequestBodyReader(InternalProtocol.BATCH_MAX_BYTES);
 
     /** @param bodyReader reader limited to {@code dht.max-value-size} plus the record header */
     public InternalRecordHandler(LocalStore store, RequestBodyReader bodyReader) {
@@ -43,6 +46,21 @@ public final class InternalRecordHandler {
                 .flatMap(record -> store.write(key, record))
                 // flatMap, not then(): then() hands the Boolean to the discard hook, a walk up the whole context
                 .flatMap(applied -> ServerResponse.status(HttpStatus.CREATED).build());
+    }
+
+    /**
+     * {@code POST /internal/records}: 201 once every record of the batch is applied (or found older), in one
+     * storage task; 400 for a malformed body, 413 over {@link InternalProtocol#BATCH_MAX_BYTES}, 503 if the
+     * storage queue is full.
+     */
+    public Mono<ServerResponse> writeBatch(ServerRequest request) {
+        return batchReader.read(request)
+                .flatMap(body -> RangeFrameCodec.decode(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(body)), "a batch", 1)
+                        .collectList()
+                        .onErrorMap(e -> e instanceof IllegalStateException || e instanceof IllegalArgumentException,
+                                e -> new BadRequestException("malformed batch: " + e.getMessage())))
+                .flatMap(store::writeAll)
+                .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 
     /**

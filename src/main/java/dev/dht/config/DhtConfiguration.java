@@ -144,7 +144,7 @@ public class DhtConfiguration {
             replicas.put(node, node.self()
                     ? new LocalReplica(store)
                     : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics,
-                            properties.replicaTimeout()));
+                            properties.replicaTimeout(), Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize())));
         }
         return new Replicas(replicas);
     }
@@ -152,7 +152,8 @@ public class DhtConfiguration {
     @Bean
     Coordinator coordinator(DhtProperties properties, ShardRouter router, Replicas replicas, LocalStore store,
                             MeterRegistry registry) {
-        return new Coordinator(router, replicas.byNode(), store.clock(), properties.replicaTimeout(), registry);
+        return new Coordinator(router, replicas.byNode(), store.clock(), properties.replicaTimeout(),
+                properties.speculativeRetryDelay(), registry);
     }
 
     @Bean

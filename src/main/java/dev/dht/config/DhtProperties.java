@@ -23,8 +23,13 @@ import org.springframework.util.unit.DataSize;
  * @param maxValueSize    largest accepted value (bytes); larger bodies get 413. Default 8MB
  * @param replicaTimeout  connect and response timeout of replica calls, and how long a coordinator waits for
  *                        {@code ack} answers before 504. Default 1s
+ * @param speculativeRetryDelay how long a read waits for the first {@code ack} replicas it asked before it asks
+ *                        the other {@code from - ack} too; 0 asks all {@code from} at once. Must be below
+ *                        {@code replicaTimeout}. Default 50ms
  * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
  * @param replicaPoolSize pooled connections per peer. Default 64
+ * @param replicaWritesInFlight write requests to one peer in flight at once (at most {@code replicaPoolSize});
+ *                        further writes wait and go together as one batch request when one returns. Default 4
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
  * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
  *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}). Default 100ms
@@ -37,8 +42,10 @@ public record DhtProperties(
         Path dataDir,
         @DefaultValue("8MB") DataSize maxValueSize,
         @DefaultValue("1s") Duration replicaTimeout,
+        @DefaultValue("50ms") Duration speculativeRetryDelay,
         @DefaultValue("") String clusterSecret,
         @DefaultValue("64") int replicaPoolSize,
+        @DefaultValue("4") int replicaWritesInFlight,
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,
         @DefaultValue Storage storage) {
@@ -75,11 +82,18 @@ public record DhtProperties(
         if (replicaTimeout.isNegative() || replicaTimeout.isZero()) {
             throw new InvalidSettingException("dht.replica-timeout", "must be positive, was " + replicaTimeout);
         }
+        if (speculativeRetryDelay.isNegative() || speculativeRetryDelay.compareTo(replicaTimeout) >= 0) {
+            throw new InvalidSettingException("dht.speculative-retry-delay",
+                    "must be at least 0 and below dht.replica-timeout (" + replicaTimeout + "), was " + speculativeRetryDelay);
+        }
         if (maxInFlightRequests < 1) {
             throw new InvalidSettingException("dht.max-in-flight-requests", "must be at least 1, was " + maxInFlightRequests);
         }
         if (maxEventLoopLag.isNegative() || maxEventLoopLag.isZero()) {
             throw new InvalidSettingException("dht.max-event-loop-lag", "must be positive, was " + maxEventLoopLag);
+        }
+        if (replicaWritesInFlight < 1) {
+            throw new InvalidSettingException("dht.replica-writes-in-flight", "must be at least 1, was " + replicaWritesInFlight);
         }
         if (replicaPoolSize < 1) {
             throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);

@@ -1,6 +1,7 @@
 package dev.dht.metrics;
 
 import dev.dht.cluster.Node;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
@@ -14,7 +15,8 @@ import reactor.core.publisher.Mono;
 /**
  * Times calls from this coordinator to peer replicas as Timer {@code dht.replica.calls} (Prometheus
  * {@code dht_replica_calls_seconds_*}) with tags {@code peer} (host:port), {@code operation} (read, write,
- * range) and {@code outcome} (ok, error, timeout). Non-blocking.
+ * range, write-batch) and {@code outcome} (ok, error, timeout), and the records per write batch as
+ * DistributionSummary {@code dht.replica.write.batch.records} (tag {@code peer}). Non-blocking.
  */
 public final class ReplicaCallMetrics {
     private final MeterRegistry registry;
@@ -40,6 +42,17 @@ public final class ReplicaCallMetrics {
             return stream.doOnComplete(() -> record(peer, operation, "ok", started))
                     .doOnError(error -> record(peer, operation, outcomeOf(error), started));
         });
+    }
+
+    /**
+     * DistributionSummary {@code dht.replica.write.batch.records} of {@code peer}: records per write batch sent to
+     * it. Registered when asked, so that the series exists before the first batch.
+     */
+    public DistributionSummary batchSize(Node peer) {
+        return DistributionSummary.builder("dht.replica.write.batch.records")
+                .description("Records per write batch sent to a peer (writes coalesced while others were in flight)")
+                .tag("peer", peer.name())
+                .register(registry);
     }
 
     private void record(Node peer, String operation, String outcome, long startedNanos) {

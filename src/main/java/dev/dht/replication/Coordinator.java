@@ -7,6 +7,7 @@ import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
@@ -17,34 +18,41 @@ import java.util.Optional;
 import reactor.core.publisher.Mono;
 
 /**
- * Coordinates a client request: route the id to its replicas ({@link ShardRouter}), fan out to the
- * {@code from} replicas in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and
- * reconcile ({@link Record#newest}), repairing stale replicas among the answers in the background (read
- * repair). Any node may coordinate any key.
+ * Coordinates a client request: route the id to its replicas ({@link ShardRouter}), send the request to them
+ * in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and reconcile
+ * ({@link Record#newest}), repairing stale replicas among the answers in the background (read repair). Any
+ * node may coordinate any key. Writes go to all {@code from} replicas; reads to {@code ack} of them first, with
+ * speculative retry to the others (see {@link #get}).
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
  * {@code dht.replica-timeout}. Non-blocking: safe on an event loop.
  */
 public final class Coordinator {
+    private static final Comparator<Replica> READ_ORDER = Comparator.comparingInt(Replica::readRank);
     private final ShardRouter router;
     private final Map<Node, Replica> replicas;
     private final HybridLogicalClock clock;
     private final Duration timeout;
+    private final Duration speculativeRetryDelay;
     /** Counters {@code dht.quorum} by operation (GET, PUT, DELETE): [outcome success, outcome failure], registered once. */
     private final Map<String, Counter[]> quorumOutcomes = new HashMap<>();
     private final Counter repairsSent;
     private final Counter repairsFailed;
+    private final Counter speculativeReads;
 
     /**
-     * @param replicas one {@link Replica} per node of the topology (self as a {@link LocalReplica})
-     * @param timeout  how long to wait for {@code ack} answers before 504
+     * @param replicas              one {@link Replica} per node of the topology (self as a {@link LocalReplica})
+     * @param timeout               how long to wait for {@code ack} answers before 504
+     * @param speculativeRetryDelay how long a read waits for its first {@code ack} replicas before it asks the
+     *                              others too; zero asks all {@code from} at once
      */
     public Coordinator(ShardRouter router, Map<Node, Replica> replicas, HybridLogicalClock clock, Duration timeout,
-                       MeterRegistry registry) {
+                       Duration speculativeRetryDelay, MeterRegistry registry) {
         this.router = router;
         this.replicas = Map.copyOf(replicas);
         this.clock = clock;
         this.timeout = timeout;
+        this.speculativeRetryDelay = speculativeRetryDelay;
         for (String operation : List.of("GET", "PUT", "DELETE")) {
             String tag = operation.toLowerCase(Locale.ROOT);
             quorumOutcomes.put(operation, new Counter[] {
@@ -53,19 +61,33 @@ public final class Coordinator {
         }
         this.repairsSent = registry.counter("dht.read.repairs", "outcome", "ok");
         this.repairsFailed = registry.counter("dht.read.repairs", "outcome", "error");
+        this.speculativeReads = Counter.builder("dht.read.speculative.retries")
+                .description("replica reads sent beyond the first ack, after a failure or the speculative retry delay")
+                .register(registry);
     }
 
     /**
      * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of
      * them has a record. A tombstone is returned as such (the caller answers 404). The node clock observes the
      * newest timestamp read, so a write this node coordinates after the read orders after what was read.
+     *
+     * <p>Only {@code ack} of the {@code from} replicas are asked at first, this node before peers and peers that
+     * answered their last call before those that failed it ({@link Replica#readRank}); another is asked when
+     * one fails, and all the rest once {@code dht.speculative-retry-delay} passes
+     * ({@link QuorumCollector#firstAcksSpeculating}). Counter {@code dht.read.speculative.retries} counts the
+     * replicas asked beyond the first {@code ack}.
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        List<Mono<ReplicaRead>> calls = new ArrayList<>(rf.from());
-        for (Replica replica : replicasFor(id, rf)) {
-            calls.add(replica.read(id).map(record -> new ReplicaRead(replica, record)));
+        List<Replica> targets = replicasFor(id, rf);
+        targets.sort(READ_ORDER);
+        boolean speculating = !speculativeRetryDelay.isZero();
+        List<Mono<ReplicaRead>> calls = new ArrayList<>(targets.size());
+        for (int i = 0; i < targets.size(); i++) {
+            Replica replica = targets.get(i);
+            Mono<ReplicaRead> call = replica.read(id).map(record -> new ReplicaRead(replica, record));
+            calls.add(speculating && i >= rf.ack() ? call.doOnSubscribe(ignored -> speculativeReads.increment()) : call);
         }
-        return counted("GET", QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout))
+        return counted("GET", QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay))
                 .map(answers -> {
                     Optional<Record> newest = answers.stream()
                             .flatMap(answer -> answer.record().stream())

@@ -7,6 +7,9 @@ package dev.dht.replication;
  * <ul>
  *   <li>{@code GET /internal/record?id=ID}: 200 with the record bytes, or 404 if the replica has none.</li>
  *   <li>{@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older).</li>
+ *   <li>{@code POST /internal/records}, body = frames as in {@code RangeFrameCodec} (key, record) and its end
+ *       marker, at most {@link #BATCH_MAX_BYTES}: a batch of writes ({@link WriteCoalescer}); 201 once every
+ *       record is applied (or found older), 503 if none could be queued for storage, 400 if malformed.</li>
  *   <li>{@code GET /internal/range?start=S[&end=E]}: the replica's local range, tombstones included, as
  *       length-prefixed frames (see {@code RangeFrameCodec}).</li>
  * </ul>
@@ -16,6 +19,10 @@ package dev.dht.replication;
 public final class InternalProtocol {
     /** Path of single-record reads and writes. */
     public static final String RECORD_PATH = "/internal/record";
+    /** Path of write batches. */
+    public static final String RECORDS_PATH = "/internal/records";
+    /** Largest body of a write batch, in bytes (frames and end marker). */
+    public static final int BATCH_MAX_BYTES = 1 << 20;
     /** Path of local range scans. */
     public static final String RANGE_PATH = "/internal/range";
     /** Header that carries the cluster secret. */

@@ -30,4 +30,9 @@ public final class LocalReplica implements Replica {
     public Flux<KeyedRecord> range(String start, String end) {
         return store.range(start.getBytes(StandardCharsets.UTF_8), end == null ? null : end.getBytes(StandardCharsets.UTF_8));
     }
+
+    @Override
+    public int readRank() {
+        return IN_PROCESS;
+    }
 }

@@ -2,6 +2,7 @@ package dev.dht.replication;
 
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -12,7 +13,7 @@ import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
- * Wire format of {@code GET /internal/range}: a sequence of frames, then an end marker.
+ * Wire format of {@code GET /internal/range} and of write batches ({@code POST /internal/records}): a sequence of frames, then an end marker.
  * <pre>
  * frame:      int32 keyLength (big-endian, &gt;= 0) | key bytes | int32 recordLength | record bytes (Record layout)
  * end marker: int32 -1
@@ -45,6 +46,20 @@ public final class RangeFrameCodec {
         DataBuffer buffer = buffers.allocateBuffer(4);
         writeInt(buffer, END_OF_STREAM);
         return buffer;
+    }
+
+    /** A whole write batch ({@code POST /internal/records}) in one array: each entry's frame, then the end marker. */
+    public static byte[] encodeBatch(List<KeyedRecord> entries) {
+        int size = 4;
+        for (KeyedRecord entry : entries) {
+            size += 8 + entry.key().length + entry.record().encodedSize();
+        }
+        ByteBuffer buffer = ByteBuffer.allocate(size);
+        for (KeyedRecord entry : entries) {
+            buffer.putInt(entry.key().length).put(entry.key());
+            buffer.putInt(entry.record().encodedSize()).put(entry.record().encode());
+        }
+        return buffer.putInt(END_OF_STREAM).array();
     }
 
     /** Frames for a whole stream: each entry, then the end marker. */

@@ -5,9 +5,11 @@ import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.storage.Record;
 import dev.dht.storage.KeyedRecord;
+import io.micrometer.core.instrument.DistributionSummary;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -37,10 +39,17 @@ public final class RemoteReplica implements Replica {
     private final Duration timeout;
     /** {@code http://peer/internal/record?id=}, to which the encoded id is appended. */
     private final String recordUri;
+    private final URI batchUri;
+    private final WriteCoalescer writes;
+    private final DistributionSummary batchSizes;
 
-    /** @param timeout {@code dht.replica-timeout}: how long a range stream may take to its first record */
+    /**
+     * @param timeout        {@code dht.replica-timeout}: how long a range stream may take to its first record
+     * @param writesInFlight {@code dht.replica-writes-in-flight}: write requests to the peer in flight before
+     *                       further writes wait and coalesce into batches ({@link WriteCoalescer})
+     */
     public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics,
-                         Duration timeout) {
+                         Duration timeout, int writesInFlight) {
         this.node = node;
         this.metrics = metrics;
         this.client = client;
@@ -48,6 +57,9 @@ public final class RemoteReplica implements Replica {
         this.health = health;
         this.timeout = timeout;
         this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id=";
+        this.batchUri = URI.create(node.url() + InternalProtocol.RECORDS_PATH);
+        this.writes = new WriteCoalescer(node.name(), writesInFlight, this::send);
+        this.batchSizes = metrics.batchSize(node);
     }
 
     @Override
@@ -71,22 +83,49 @@ public final class RemoteReplica implements Replica {
                 })));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Alone, or coalesced with other writes to this peer into one batch request when
+     * {@code dht.replica-writes-in-flight} requests are in flight already ({@link WriteCoalescer}).
+     */
     @Override
     public Mono<Boolean> write(String id, Record record) {
-        return tracked(metrics.timed(node, "write", client.put()
-                .uri(recordUri(id))
+        return writes.write(id.getBytes(StandardCharsets.UTF_8), record);
+    }
+
+    /**
+     * One write request of the coalescer: {@code PUT /internal/record} for one record (Timer operation write),
+     * {@code POST /internal/records} for more (operation write-batch, and {@code dht.replica.write.batch.records}).
+     */
+    private Mono<Boolean> send(List<KeyedRecord> records) {
+        if (records.size() == 1) {
+            KeyedRecord only = records.get(0);
+            return tracked(metrics.timed(node, "write", client.put()
+                    .uri(recordUri(new String(only.key(), StandardCharsets.UTF_8)))
+                    .header(InternalProtocol.SECRET_HEADER, secret)
+                    .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                    .bodyValue(only.record().encode())
+                    .exchangeToMono(this::writeOutcome)));
+        }
+        batchSizes.record(records.size());
+        return tracked(metrics.timed(node, "write-batch", client.post()
+                .uri(batchUri)
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
-                .bodyValue(record.encode())
-                .exchangeToMono(response -> {
-                    if (response.statusCode().is2xxSuccessful()) {
-                        return response.releaseBody().thenReturn(Boolean.TRUE);
-                    }
-                    if (isOverloaded(response)) {
-                        return overloaded(response);
-                    }
-                    return response.createError();
-                })));
+                .bodyValue(RangeFrameCodec.encodeBatch(records))
+                .exchangeToMono(this::writeOutcome)));
+    }
+
+    /** True for a 2xx answer; {@link PeerOverloadedException} for 503; the status as an error otherwise. */
+    private Mono<Boolean> writeOutcome(ClientResponse response) {
+        if (response.statusCode().is2xxSuccessful()) {
+            return response.releaseBody().thenReturn(Boolean.TRUE);
+        }
+        if (isOverloaded(response)) {
+            return overloaded(response);
+        }
+        return response.createError();
     }
 
     /**
@@ -176,6 +215,11 @@ public final class RemoteReplica implements Replica {
      */
     private URI recordUri(String id) {
         return URI.create(recordUri + UriUtils.encode(id, StandardCharsets.UTF_8));
+    }
+
+    @Override
+    public int readRank() {
+        return health.isUp(node) ? PEER_UP : PEER_DOWN;
     }
 
     /** The peer this replica talks to. */

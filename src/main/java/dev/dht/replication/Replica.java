@@ -28,4 +28,19 @@ public interface Replica {
      * @param end exclusive bound, or null for no bound
      */
     Flux<KeyedRecord> range(String start, String end);
+
+    /**
+     * How early a read that needs only some replicas asks this one, lowest first: {@link #IN_PROCESS},
+     * {@link #PEER_UP} or {@link #PEER_DOWN}. A minimal snitch (after Cassandra's, which ranks replicas by
+     * proximity and recent latency): it uses only where the replica is and whether its last call succeeded.
+     * Non-blocking.
+     */
+    int readRank();
+
+    /** {@link #readRank} of this node's own store: no network hop. */
+    int IN_PROCESS = 0;
+    /** {@link #readRank} of a peer whose last call succeeded. */
+    int PEER_UP = 1;
+    /** {@link #readRank} of a peer whose last call failed: asked last, so reads do not wait for it to time out. */
+    int PEER_DOWN = 2;
 }

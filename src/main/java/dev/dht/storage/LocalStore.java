@@ -3,6 +3,7 @@ package dev.dht.storage;
 import dev.dht.metrics.StorageMetrics;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.io.IOException;
+import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
 import org.reactivestreams.Subscription;
@@ -59,6 +60,20 @@ public final class LocalStore implements AutoCloseable {
         return Mono.fromCallable(() -> {
             clock.observe(record.timestamp());
             return metrics.upsert().recordCallable(() -> repository.upsert(key, record));
+        }).subscribeOn(storage.scheduler());
+    }
+
+    /**
+     * Applies each of {@code records} as {@link #write} does, one after another in one storage task (a batch
+     * costs one hand-off to the storage scheduler, not one per record). Completes empty once all are applied; a
+     * full storage queue fails it with {@link RejectedExecutionException} before any is applied.
+     */
+    public Mono<Void> writeAll(List<KeyedRecord> records) {
+        return Mono.<Void>fromRunnable(() -> {
+            for (KeyedRecord entry : records) {
+                clock.observe(entry.record().timestamp());
+                metrics.upsert().record(() -> repository.upsert(entry.key(), entry.record()));
+            }
         }).subscribeOn(storage.scheduler());
     }
 

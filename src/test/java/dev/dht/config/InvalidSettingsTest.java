@@ -56,7 +56,12 @@ class InvalidSettingsTest {
                 Arguments.of("no storage thread", "dht.storage.threads",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.threads=0")),
                 Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")));
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")),
+                Arguments.of("speculative retry not before the timeout", "dht.speculative-retry-delay",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-timeout=1s",
+                                "--dht.speculative-retry-delay=1s")),
+                Arguments.of("no replica write in flight", "dht.replica-writes-in-flight",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-writes-in-flight=0")));
     }
 
     @ParameterizedTest(name = "{0}")

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.storage.HybridLogicalClock;
-import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
@@ -13,11 +12,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * The coordinator's hybrid logical clock and the timestamps it reads, with no sockets: the replica is an
@@ -26,7 +21,7 @@ import reactor.core.publisher.Mono;
 class CoordinatorClockTest {
     private static final ReplicationFactor ONE = new ReplicationFactor(1, 1);
 
-    private final InMemoryReplica replica = new InMemoryReplica();
+    private final InMemoryReplica replica = new InMemoryReplica(Replica.IN_PROCESS);
     private final HybridLogicalClock clock = new HybridLogicalClock();
     private final Coordinator coordinator = coordinatorOver(replica, clock);
 
@@ -47,7 +42,7 @@ class CoordinatorClockTest {
         URI self = URI.create("http://localhost:8080");
         ClusterTopology topology = new ClusterTopology(self, List.of(self));
         return new Coordinator(new ShardRouter(topology), Map.of(topology.self(), replica), clock,
-                Duration.ofSeconds(1), new SimpleMeterRegistry());
+                Duration.ofSeconds(1), Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 
     private static byte[] bytes(String text) {
@@ -56,25 +51,5 @@ class CoordinatorClockTest {
 
     private static String text(byte[] bytes) {
         return new String(bytes, StandardCharsets.UTF_8);
-    }
-
-    /** A replica that keeps the newest record per id in memory, and has a clock of its own (not observed here). */
-    private static final class InMemoryReplica implements Replica {
-        private final Map<String, Record> records = new ConcurrentHashMap<>();
-
-        @Override
-        public Mono<Optional<Record>> read(String id) {
-            return Mono.fromSupplier(() -> Optional.ofNullable(records.get(id)));
-        }
-
-        @Override
-        public Mono<Boolean> write(String id, Record record) {
-            return Mono.fromSupplier(() -> records.merge(id, record, Record::newest) == record);
-        }
-
-        @Override
-        public Flux<KeyedRecord> range(String start, String end) {
-            return Flux.error(new UnsupportedOperationException("not used"));
-        }
     }
 }

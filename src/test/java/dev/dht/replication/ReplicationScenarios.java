@@ -2,11 +2,13 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.storage.KeyedRecord;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -251,6 +253,9 @@ abstract class ReplicationScenarios {
             assertThat(node(i).send("GET", InternalProtocol.RECORD_PATH + "?id=" + id, new byte[0]).statusCode()).isEqualTo(403);
             assertThat(node(i).send("PUT", InternalProtocol.RECORD_PATH + "?id=" + id, forged,
                     InternalProtocol.SECRET_HEADER, "not-" + InProcessCluster.SECRET).statusCode()).as("wrong secret").isEqualTo(403);
+            assertThat(node(i).send("POST", InternalProtocol.RECORDS_PATH, RangeFrameCodec.encodeBatch(
+                    List.of(new KeyedRecord(id.getBytes(StandardCharsets.UTF_8), dev.dht.storage.Record.decode(forged)))))
+                    .statusCode()).as("batch without secret").isEqualTo(403);
             assertThat(node(i).send("GET", InternalProtocol.RANGE_PATH + "?start=a", new byte[0],
                     InternalProtocol.SECRET_HEADER, InProcessCluster.SECRET + "x").statusCode()).as("wrong secret").isEqualTo(403);
         }

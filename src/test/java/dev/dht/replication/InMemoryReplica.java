@@ -1,0 +1,64 @@
+package dev.dht.replication;
+
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * A replica with no sockets: the newest record per id in a map (last write wins), a read rank set by the test,
+ * a count of the reads it was asked, and a switch that makes its reads never answer or fail.
+ */
+final class InMemoryReplica implements Replica {
+    /** What a read does. */
+    enum Reads { ANSWER, NEVER_ANSWER, FAIL }
+
+    private final Map<String, Record> records = new ConcurrentHashMap<>();
+    private final AtomicInteger readsAsked = new AtomicInteger();
+    private final int rank;
+    private volatile Reads reads = Reads.ANSWER;
+
+    InMemoryReplica(int rank) {
+        this.rank = rank;
+    }
+
+    void reads(Reads behaviour) {
+        this.reads = behaviour;
+    }
+
+    /** Reads that were subscribed, whatever they did. */
+    int readsAsked() {
+        return readsAsked.get();
+    }
+
+    @Override
+    public Mono<Optional<Record>> read(String id) {
+        return Mono.defer(() -> {
+            readsAsked.incrementAndGet();
+            return switch (reads) {
+                case ANSWER -> Mono.just(Optional.ofNullable(records.get(id)));
+                case NEVER_ANSWER -> Mono.never();
+                case FAIL -> Mono.error(new IllegalStateException("replica down"));
+            };
+        });
+    }
+
+    @Override
+    public Mono<Boolean> write(String id, Record record) {
+        return Mono.fromSupplier(() -> records.merge(id, record, Record::newest) == record);
+    }
+
+    @Override
+    public Flux<KeyedRecord> range(String start, String end) {
+        return Flux.error(new UnsupportedOperationException("not used"));
+    }
+
+    @Override
+    public int readRank() {
+        return rank;
+    }
+}

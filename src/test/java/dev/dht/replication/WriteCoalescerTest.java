@@ -1,0 +1,146 @@
+package dev.dht.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
+
+/**
+ * Coalescing of replica writes with no sockets: each request the coalescer sends is held open by the test
+ * until it completes it, so which writes travel together is deterministic.
+ */
+class WriteCoalescerTest {
+    private final List<Request> requests = new CopyOnWriteArrayList<>();
+
+    /** A request the coalescer sent: its records and the switch that answers it. */
+    private record Request(List<String> ids, Sinks.Empty<Void> answer) {
+    }
+
+    private WriteCoalescer coalescer(int maxInFlight) {
+        return new WriteCoalescer("peer", maxInFlight, records -> {
+            Sinks.Empty<Void> answer = Sinks.empty();
+            List<String> ids = new ArrayList<>();
+            for (KeyedRecord record : records) {
+                ids.add(new String(record.key(), StandardCharsets.UTF_8));
+            }
+            requests.add(new Request(ids, answer));
+            return answer.asMono();
+        });
+    }
+
+    private static List<AtomicReference<Object>> writeAll(WriteCoalescer coalescer, String... ids) {
+        List<AtomicReference<Object>> outcomes = new ArrayList<>();
+        for (String id : ids) {
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            coalescer.write(id.getBytes(StandardCharsets.UTF_8), Record.value(1, new byte[10]))
+                    .subscribe(outcome::set, outcome::set);
+            outcomes.add(outcome);
+        }
+        return outcomes;
+    }
+
+    @Test
+    void writesGoAloneWhileRequestSlotsAreFree() {
+        WriteCoalescer coalescer = coalescer(2);
+        List<AtomicReference<Object>> outcomes = writeAll(coalescer, "a", "b");
+        assertThat(requests).extracting(Request::ids).containsExactly(List.of("a"), List.of("b"));
+        requests.get(0).answer().tryEmitEmpty();
+        assertThat(outcomes.get(0).get()).isEqualTo(Boolean.TRUE);
+        assertThat(outcomes.get(1).get()).as("its request is still open").isNull();
+    }
+
+    @Test
+    void writesBeyondTheSlotsWaitAndGoTogetherWhenARequestReturns() {
+        WriteCoalescer coalescer = coalescer(1);
+        List<AtomicReference<Object>> outcomes = writeAll(coalescer, "a", "b", "c", "d");
+        assertThat(requests).extracting(Request::ids).containsExactly(List.of("a"));
+        assertThat(coalescer.waiting()).isEqualTo(3);
+
+        requests.get(0).answer().tryEmitEmpty();
+        assertThat(requests).extracting(Request::ids).containsExactly(List.of("a"), List.of("b", "c", "d"));
+        assertThat(outcomes.get(1).get()).as("batch not answered yet").isNull();
+
+        requests.get(1).answer().tryEmitEmpty();
+        assertThat(outcomes).extracting(AtomicReference::get).containsOnly(Boolean.TRUE);
+        assertThat(coalescer.waiting()).isZero();
+    }
+
+    @Test
+    void aFailedBatchFailsEveryWriteInItAndTheNextBatchStillGoes() {
+        WriteCoalescer coalescer = coalescer(1);
+        List<AtomicReference<Object>> outcomes = writeAll(coalescer, "a", "b", "c");
+        requests.get(0).answer().tryEmitEmpty();
+        writeAll(coalescer, "d");
+        IllegalStateException failure = new IllegalStateException("peer down");
+        requests.get(1).answer().tryEmitError(failure);
+
+        assertThat(outcomes.get(1).get()).isSameAs(failure);
+        assertThat(outcomes.get(2).get()).isSameAs(failure);
+        assertThat(requests).extracting(Request::ids).last().isEqualTo(List.of("d"));
+    }
+
+    @Test
+    void aBatchKeepsToTheRecordLimitAndTheRestFollows() {
+        WriteCoalescer coalescer = coalescer(2);
+        writeAll(coalescer, ids(2 + WriteCoalescer.MAX_BATCH_RECORDS + 5));
+        requests.get(0).answer().tryEmitEmpty();
+        assertThat(requests.get(2).ids()).hasSize(WriteCoalescer.MAX_BATCH_RECORDS);
+        requests.get(1).answer().tryEmitEmpty();
+        assertThat(requests.get(3).ids()).hasSize(5);
+    }
+
+    @Test
+    void aLargeRecordTravelsAlone() {
+        WriteCoalescer coalescer = coalescer(1);
+        writeAll(coalescer, "a", "b");
+        coalescer.write("large".getBytes(StandardCharsets.UTF_8),
+                Record.value(1, new byte[WriteCoalescer.MAX_COALESCED_FRAME_BYTES])).subscribe();
+        writeAll(coalescer, "c");
+
+        requests.get(0).answer().tryEmitEmpty();
+        requests.get(1).answer().tryEmitEmpty();
+        requests.get(2).answer().tryEmitEmpty();
+        assertThat(requests).extracting(Request::ids)
+                .containsExactly(List.of("a"), List.of("b"), List.of("large"), List.of("c"));
+    }
+
+    @Test
+    void writesBeyondWhatTheNextRoundOfBatchesCarriesAreRefusedAsOverload() {
+        WriteCoalescer coalescer = coalescer(2);
+        int limit = 2 * WriteCoalescer.MAX_BATCH_RECORDS;
+        List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(2 + limit + 1));
+        assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(RejectedExecutionException.class);
+        assertThat(outcomes.get(outcomes.size() - 2).get()).as("the last one that fits waits").isNull();
+        assertThat(coalescer.waiting()).isEqualTo(limit);
+
+        requests.get(0).answer().tryEmitEmpty();
+        requests.get(1).answer().tryEmitEmpty();
+        assertThat(coalescer.waiting()).as("one round of batches took them all").isZero();
+    }
+
+    private static String[] ids(int count) {
+        String[] ids = new String[count];
+        for (int i = 0; i < count; i++) {
+            ids[i] = "k" + i;
+        }
+        return ids;
+    }
+
+    @Test
+    void nothingIsSentUntilSubscribed() {
+        WriteCoalescer coalescer = coalescer(1);
+        Mono<Boolean> write = coalescer.write("a".getBytes(StandardCharsets.UTF_8), Record.tombstone(1));
+        assertThat(requests).isEmpty();
+        write.subscribe();
+        assertThat(requests).hasSize(1);
+    }
+}
