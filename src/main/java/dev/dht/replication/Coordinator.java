@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.BooleanSupplier;
 import reactor.core.publisher.Mono;
 
 /**
@@ -29,6 +30,8 @@ import reactor.core.publisher.Mono;
  */
 public final class Coordinator {
     private static final Comparator<Replica> READ_ORDER = Comparator.comparingInt(Replica::readRank);
+    /** Speculative retries allowed per read ({@link RetryBudget}). */
+    static final double SPECULATIVE_RETRY_RATIO = 0.1;
     private final ShardRouter router;
     private final Map<Node, Replica> replicas;
     private final HybridLogicalClock clock;
@@ -39,6 +42,8 @@ public final class Coordinator {
     private final Counter repairsSent;
     private final Counter repairsFailed;
     private final Counter speculativeReads;
+    private final RetryBudget retryBudget = new RetryBudget(SPECULATIVE_RETRY_RATIO);
+    private final BooleanSupplier speculativeRetryAllowed = retryBudget::tryWithdraw;
 
     /**
      * @param replicas              one {@link Replica} per node of the topology (self as a {@link LocalReplica})
@@ -74,20 +79,25 @@ public final class Coordinator {
      * <p>Only {@code ack} of the {@code from} replicas are asked at first, this node before peers and peers that
      * answered their last call before those that failed it ({@link Replica#readRank}); another is asked when
      * one fails, and all the rest once {@code dht.speculative-retry-delay} passes
-     * ({@link QuorumCollector#firstAcksSpeculating}). Counter {@code dht.read.speculative.retries} counts the
-     * replicas asked beyond the first {@code ack}.
+     * ({@link QuorumCollector#firstAcksSpeculating}), the latter for at most about 10 % of the reads
+     * ({@link RetryBudget}), so that an overloaded cluster does not add reads. Counter
+     * {@code dht.read.speculative.retries} counts the replicas asked beyond the first {@code ack}.
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
         List<Replica> targets = replicasFor(id, rf);
         targets.sort(READ_ORDER);
-        boolean speculating = !speculativeRetryDelay.isZero();
+        boolean speculating = !speculativeRetryDelay.isZero() && rf.ack() < rf.from();
+        if (speculating) {
+            retryBudget.deposit();
+        }
         List<Mono<ReplicaRead>> calls = new ArrayList<>(targets.size());
         for (int i = 0; i < targets.size(); i++) {
             Replica replica = targets.get(i);
             Mono<ReplicaRead> call = replica.read(id).map(record -> new ReplicaRead(replica, record));
             calls.add(speculating && i >= rf.ack() ? call.doOnSubscribe(ignored -> speculativeReads.increment()) : call);
         }
-        return counted("GET", QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay))
+        return counted("GET", QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay,
+                speculativeRetryAllowed))
                 .map(answers -> {
                     Optional<Record> newest = answers.stream()
                             .flatMap(answer -> answer.record().stream())

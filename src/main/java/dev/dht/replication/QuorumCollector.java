@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
@@ -41,7 +42,7 @@ public final class QuorumCollector {
      * @return the first {@code ack} values, in arrival order
      */
     public static <T> Mono<List<T>> firstAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return collect(operation, calls, ack, timeout, true, calls.size(), null);
+        return collect(operation, calls, ack, timeout, true, calls.size(), null, null);
     }
 
     /**
@@ -54,12 +55,17 @@ public final class QuorumCollector {
      * replicas overlap the {@code ack'} that acknowledged a write when {@code ack + ack' > from}.
      *
      * @param speculativeRetryDelay how long the first {@code ack} calls may take before the rest start; zero
-     *                              starts every call at once (the same as {@link #firstAcks})
+     *                              starts every call at once (the same as {@link #firstAcks}), and so does
+     *                              {@code ack == from}
+     * @param retryAllowed          asked once the delay passed; false skips the speculative retry (a
+     *                              {@link RetryBudget}), not the retries after failures
      */
     public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                                         Duration speculativeRetryDelay) {
-        boolean all = speculativeRetryDelay.isZero();
-        return collect(operation, calls, ack, timeout, true, all ? calls.size() : ack, all ? null : speculativeRetryDelay);
+                                                         Duration speculativeRetryDelay, BooleanSupplier retryAllowed) {
+        // nothing to speculate on when every call is needed: no second timer task for it
+        boolean all = speculativeRetryDelay.isZero() || ack >= calls.size();
+        return collect(operation, calls, ack, timeout, true, all ? calls.size() : ack,
+                all ? null : speculativeRetryDelay, retryAllowed);
     }
 
     /**
@@ -67,7 +73,7 @@ public final class QuorumCollector {
      * {@code ack} calls succeeded (so no value is dropped and discarded downstream, as {@code then()} would).
      */
     public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return collect(operation, calls, ack, timeout, false, calls.size(), null);
+        return collect(operation, calls, ack, timeout, false, calls.size(), null, null);
     }
 
     /**
@@ -81,9 +87,11 @@ public final class QuorumCollector {
      *
      * @param initial      calls started at once; the rest start on a failure or at {@code speculateAt}
      * @param speculateAt  when to start the calls not yet started; null if {@code initial} is all of them
+     * @param retryAllowed whether they may start at {@code speculateAt}; null if {@code speculateAt} is
      */
     private static <T, R> Mono<R> collect(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                          boolean emitValues, int initial, Duration speculateAt) {
+                                          boolean emitValues, int initial, Duration speculateAt,
+                                          BooleanSupplier retryAllowed) {
         int from = calls.size();
         if (ack < 1 || ack > from) {
             throw new IllegalArgumentException("ack must be in [1, " + from + "], was " + ack);
@@ -93,8 +101,8 @@ public final class QuorumCollector {
             Tally<T, R> tally = new Tally<>(operation, ack, replicaCalls, initial, sink, emitValues);
             Disposable timer = Schedulers.parallel().schedule(tally::timeOut, timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (speculateAt != null) {
-                timer = Disposables.composite(timer,
-                        Schedulers.parallel().schedule(tally::speculate, speculateAt.toNanos(), TimeUnit.NANOSECONDS));
+                timer = Disposables.composite(timer, Schedulers.parallel().schedule(
+                        () -> tally.speculate(retryAllowed), speculateAt.toNanos(), TimeUnit.NANOSECONDS));
             }
             sink.onDispose(timer);
             tally.start(initial);
@@ -183,11 +191,14 @@ public final class QuorumCollector {
             }
         }
 
-        /** The speculative retry: starts every call not started yet, unless the result is decided. */
-        void speculate() {
+        /**
+         * The speculative retry: starts every call not started yet, unless the result is decided or
+         * {@code allowed} says no.
+         */
+        void speculate(BooleanSupplier allowed) {
             int first;
             synchronized (this) {
-                if (decided || started == from) {
+                if (decided || started == from || !allowed.getAsBoolean()) {
                     return;
                 }
                 first = started;

@@ -13,9 +13,11 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
+import reactor.core.publisher.Flux;
 
 /**
  * Which replicas a read asks, with no sockets: this node and two peers as in-memory replicas. A read at 2/3
@@ -65,6 +67,24 @@ class CoordinatorReadTest {
                 .isGreaterThanOrEqualTo(delay).isLessThan(TIMEOUT.dividedBy(2));
         assertThat(c.readsAsked()).isEqualTo(1);
         assertThat(speculativeRetries()).isEqualTo(1);
+    }
+
+    @Test
+    void speculativeRetriesStayWithinATenthOfTheReads() {
+        Coordinator coordinator = new Coordinator(router, Map.of(node(0), self, node(1), b, node(2), c),
+                new HybridLogicalClock(), Duration.ofMillis(500), Duration.ofMillis(10), registry);
+        b.reads(Reads.NEVER_ANSWER);
+        List<String> ids = keysAskingFirst(b, 200);
+
+        List<String> outcomes = Flux.fromIterable(ids)
+                .flatMap(id -> coordinator.get(id, TWO_OF_THREE).map(found -> "answered")
+                        .onErrorReturn(QuorumNotReachedException.class, "timed out"), ids.size())
+                .collectList().block();
+
+        double allowed = RetryBudget.MAX_BALANCE + ids.size() * Coordinator.SPECULATIVE_RETRY_RATIO;
+        assertThat(speculativeRetries()).as("a slow peer on every read").isBetween(10.0, allowed);
+        assertThat(outcomes.stream().filter("answered"::equals).count())
+                .as("reads that speculated answered, the rest waited for the slow peer").isEqualTo((long) speculativeRetries());
     }
 
     @Test
@@ -135,14 +155,21 @@ class CoordinatorReadTest {
 
     /** A key whose replica order puts {@code peer} before the other peer, so a 2/3 read asks it first. */
     private String keyAskingFirst(InMemoryReplica peer) {
+        return keysAskingFirst(peer, 1).get(0);
+    }
+
+    /** {@code count} keys of which a 2/3 read asks {@code peer} first. */
+    private List<String> keysAskingFirst(InMemoryReplica peer, int count) {
         Node wanted = peer == b ? node(1) : node(2);
         Node other = peer == b ? node(2) : node(1);
-        for (int i = 0; ; i++) {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; keys.size() < count; i++) {
             List<Node> order = router.replicas("key" + i, 3);
             if (order.indexOf(wanted) < order.indexOf(other)) {
-                return "key" + i;
+                keys.add("key" + i);
             }
         }
+        return keys;
     }
 
     private double speculativeRetries() {
