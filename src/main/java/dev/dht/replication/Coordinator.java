@@ -86,18 +86,23 @@ public final class Coordinator {
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
         List<Replica> targets = replicasFor(id, rf);
         targets.sort(READ_ORDER);
+        // with no delay, or when every replica is needed anyway, all are asked at once (no speculation timer)
         boolean speculating = !speculativeRetryDelay.isZero() && rf.ack() < rf.from();
-        if (speculating) {
-            retryBudget.deposit();
-        }
         List<Mono<ReplicaRead>> calls = new ArrayList<>(targets.size());
         for (int i = 0; i < targets.size(); i++) {
             Replica replica = targets.get(i);
             Mono<ReplicaRead> call = replica.read(id).map(record -> new ReplicaRead(replica, record));
             calls.add(speculating && i >= rf.ack() ? call.doOnSubscribe(ignored -> speculativeReads.increment()) : call);
         }
-        return counted("GET", QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay,
-                speculativeRetryAllowed))
+        Mono<List<ReplicaRead>> quorum;
+        if (speculating) {
+            retryBudget.deposit();
+            quorum = QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay,
+                    speculativeRetryAllowed);
+        } else {
+            quorum = QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout);
+        }
+        return counted("GET", quorum)
                 .map(answers -> {
                     Optional<Record> newest = answers.stream()
                             .flatMap(answer -> answer.record().stream())

@@ -54,18 +54,20 @@ public final class QuorumCollector {
      * fails only once {@code from - ack + 1} calls failed, or at the timeout. So is consistency: any {@code ack}
      * replicas overlap the {@code ack'} that acknowledged a write when {@code ack + ack' > from}.
      *
-     * @param speculativeRetryDelay how long the first {@code ack} calls may take before the rest start; zero
-     *                              starts every call at once (the same as {@link #firstAcks}), and so does
-     *                              {@code ack == from}
+     * @param speculativeRetryDelay how long the first {@code ack} calls may take before the rest start; positive
+     *                              (with no delay, or with {@code ack == from}, there is nothing to speculate on:
+     *                              use {@link #firstAcks})
      * @param retryAllowed          asked once the delay passed; false skips the speculative retry (a
      *                              {@link RetryBudget}), not the retries after failures
+     * @throws IllegalArgumentException if the delay is not positive or {@code ack} is not below {@code from}
      */
     public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
                                                          Duration speculativeRetryDelay, BooleanSupplier retryAllowed) {
-        // nothing to speculate on when every call is needed: no second timer task for it
-        boolean all = speculativeRetryDelay.isZero() || ack >= calls.size();
-        return collect(operation, calls, ack, timeout, true, all ? calls.size() : ack,
-                all ? null : speculativeRetryDelay, retryAllowed);
+        if (speculativeRetryDelay.isNegative() || speculativeRetryDelay.isZero() || ack >= calls.size()) {
+            throw new IllegalArgumentException("nothing to speculate on: delay " + speculativeRetryDelay + ", ack " + ack
+                    + " of " + calls.size() + " (use firstAcks)");
+        }
+        return collect(operation, calls, ack, timeout, true, ack, speculativeRetryDelay, retryAllowed);
     }
 
     /**

@@ -29,11 +29,16 @@ public final class RangeFrameCodec {
     private RangeFrameCodec() {
     }
 
+    /** Size in bytes of {@code entry}'s frame: both lengths, the key and the encoded record. */
+    public static int frameBytes(KeyedRecord entry) {
+        return 8 + entry.key().length + entry.record().encodedSize();
+    }
+
     /** One frame for {@code entry}. */
     public static DataBuffer encode(KeyedRecord entry, DataBufferFactory buffers) {
         byte[] key = entry.key();
         byte[] record = entry.record().encode();
-        DataBuffer buffer = buffers.allocateBuffer(8 + key.length + record.length);
+        DataBuffer buffer = buffers.allocateBuffer(frameBytes(entry));
         writeInt(buffer, key.length);
         buffer.write(key);
         writeInt(buffer, record.length);
@@ -52,12 +57,12 @@ public final class RangeFrameCodec {
     public static byte[] encodeBatch(List<KeyedRecord> entries) {
         int size = 4;
         for (KeyedRecord entry : entries) {
-            size += 8 + entry.key().length + entry.record().encodedSize();
+            size += frameBytes(entry);
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
         for (KeyedRecord entry : entries) {
             buffer.putInt(entry.key().length).put(entry.key());
-            buffer.putInt(entry.record().encodedSize()).put(entry.record().encode());
+            entry.record().encodeInto(buffer.putInt(entry.record().encodedSize()));
         }
         return buffer.putInt(END_OF_STREAM).array();
     }

@@ -157,9 +157,9 @@ final class WriteCoalescer {
 
     /** A write waiting for, or carried by, a request. */
     private record Pending(KeyedRecord entry, MonoSink<Boolean> sink) {
-        /** Bytes of its frame in a batch body ({@link RangeFrameCodec}). */
-        long frameBytes() {
-            return 8L + entry.key().length + entry.record().encodedSize();
+        /** Bytes of its frame in a batch body. */
+        int frameBytes() {
+            return RangeFrameCodec.frameBytes(entry);
         }
     }
 }

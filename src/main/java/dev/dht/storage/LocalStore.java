@@ -57,10 +57,7 @@ public final class LocalStore implements AutoCloseable {
      * past its timestamp. Emits true if written, false if the stored record was newer.
      */
     public Mono<Boolean> write(byte[] key, Record record) {
-        return Mono.fromCallable(() -> {
-            clock.observe(record.timestamp());
-            return metrics.upsert().recordCallable(() -> repository.upsert(key, record));
-        }).subscribeOn(storage.scheduler());
+        return Mono.fromCallable(() -> apply(key, record)).subscribeOn(storage.scheduler());
     }
 
     /**
@@ -71,10 +68,15 @@ public final class LocalStore implements AutoCloseable {
     public Mono<Void> writeAll(List<KeyedRecord> records) {
         return Mono.<Void>fromRunnable(() -> {
             for (KeyedRecord entry : records) {
-                clock.observe(entry.record().timestamp());
-                metrics.upsert().record(() -> repository.upsert(entry.key(), entry.record()));
+                apply(entry.key(), entry.record());
             }
         }).subscribeOn(storage.scheduler());
+    }
+
+    /** One last-write-wins write, timed, advancing the clock; blocking (storage scheduler only). */
+    private boolean apply(byte[] key, Record record) {
+        clock.observe(record.timestamp());
+        return metrics.upsert().record(() -> repository.upsert(key, record));
     }
 
     /**

@@ -71,11 +71,16 @@ public final class Record {
 
     /** Encodes the layout described in the class comment; the result is a fresh array of {@link #encodedSize()} bytes. */
     public byte[] encode() {
-        ByteBuffer buffer = ByteBuffer.allocate(encodedSize());
-        buffer.putLong(timestamp);
-        buffer.put(tombstone ? FLAG_TOMBSTONE : 0);
-        buffer.put(value);
-        return buffer.array();
+        return encodeInto(ByteBuffer.allocate(encodedSize())).array();
+    }
+
+    /**
+     * Writes {@link #encode()}'s bytes at {@code buffer}'s position, without an intermediate array; returns
+     * {@code buffer}. Fails with {@link java.nio.BufferOverflowException} if fewer than {@link #encodedSize()}
+     * bytes remain.
+     */
+    public ByteBuffer encodeInto(ByteBuffer buffer) {
+        return buffer.putLong(timestamp).put(tombstone ? FLAG_TOMBSTONE : 0).put(value);
     }
 
     /** Size in bytes of {@link #encode()}. */
