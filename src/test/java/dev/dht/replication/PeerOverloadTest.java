@@ -2,18 +2,14 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.InProcessCluster;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -75,37 +71,14 @@ class PeerOverloadTest {
         cluster.faults(0).delayAnswersFrom(cluster.url(1), Duration.ofMillis(700));
         cluster.faults(0).delayAnswersFrom(cluster.url(2), Duration.ofMillis(700));
         // Reads at 3/3 call both peers through the pool (writes wait in the WriteCoalescer instead, see
-        // WriteCoalescerTest). Four threads of their own, released together: the common pool has one thread on a
-        // 2-core machine and would send the GETs one after another, so that none ever waited for the connection.
-        ExecutorService clients = Executors.newFixedThreadPool(4);
-        CountDownLatch go = new CountDownLatch(1);
-        List<CompletableFuture<Integer>> gets = new ArrayList<>();
-        List<Integer> statuses;
-        try {
-            for (int i = 0; i < 4; i++) {
-                String id = "pool-" + i + "-" + UUID.randomUUID();
-                gets.add(CompletableFuture.supplyAsync(() -> {
-                    awaitQuietly(go);
-                    return cluster.client(0).get(id, "3/3").statusCode();
-                }, clients));
-            }
-            go.countDown();
-            statuses = gets.stream().map(CompletableFuture::join).toList();
-        } finally {
-            clients.shutdownNow();
-        }
+        // WriteCoalescerTest); four of them in flight at once.
+        String prefix = "pool-" + UUID.randomUUID() + "-";
+        List<Integer> statuses = ConcurrentRequests.releasedTogether(4,
+                i -> cluster.client(0).get(prefix + i, "3/3").statusCode());
 
         // per peer: one call holds the connection, one waits for it (and may time out), the rest are refused at once
         assertThat(statuses).as("absent keys: 404 when served").allMatch(s -> s == 404 || s == 503 || s == 504);
         assertThat(statuses).as("some refused for overload").contains(503);
         assertThat(statuses).as("the first one served").contains(404);
-    }
-
-    private static void awaitQuietly(CountDownLatch latch) {
-        try {
-            latch.await();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 }

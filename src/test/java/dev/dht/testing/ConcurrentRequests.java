@@ -1,0 +1,46 @@
+package dev.dht.testing;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.function.IntFunction;
+
+/**
+ * Sends blocking requests from threads of their own, released together by one latch, so that they really are in
+ * flight at once: the common pool has one thread on a 2-core machine and would send them one after another.
+ */
+public final class ConcurrentRequests {
+    private ConcurrentRequests() {
+    }
+
+    /** Runs {@code request.apply(i)} for i in [0, count) on {@code count} threads at once; results in index order. */
+    public static <T> List<T> releasedTogether(int count, IntFunction<T> request) {
+        ExecutorService threads = Executors.newFixedThreadPool(count);
+        CountDownLatch go = new CountDownLatch(1);
+        List<CompletableFuture<T>> results = new ArrayList<>();
+        try {
+            for (int i = 0; i < count; i++) {
+                int index = i;
+                results.add(CompletableFuture.supplyAsync(() -> {
+                    awaitQuietly(go);
+                    return request.apply(index);
+                }, threads));
+            }
+            go.countDown();
+            return results.stream().map(CompletableFuture::join).toList();
+        } finally {
+            threads.shutdownNow();
+        }
+    }
+
+    private static void awaitQuietly(CountDownLatch latch) {
+        try {
+            latch.await();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+}
