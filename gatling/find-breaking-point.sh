@@ -8,7 +8,8 @@ set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 GATLING_POM="$ROOT/gatling/pom.xml"
-ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
+# shellcheck source=gatling/bench-common.sh
+. "$ROOT/gatling/bench-common.sh"    # log, kv, gatling, start_nodes, cleanup, ... and ALL_TAPES
 
 # ---- arguments -------------------------------------------------------------------------------------------------
 START_RATE=1000        # req/s of the first step
@@ -115,9 +116,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$TARGET" ] || { usage >&2; exit 2; }
 [ ${#TAPES[@]} -gt 0 ] || TAPES=("${ALL_TAPES[@]}")
-for tape in "${TAPES[@]}"; do
-  case " ${ALL_TAPES[*]} " in *" $tape "*) ;; *) echo "unknown tape '$tape'; one of: ${ALL_TAPES[*]}" >&2; exit 2 ;; esac
-done
+check_tapes "${TAPES[@]}"
 case "$TARGET" in
   node|cluster|baseline) ;;
   http://*) ;;
@@ -128,124 +127,24 @@ OUT="${OUT:-$ROOT/gatling/target/breaking-point/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 
-# ---- helpers ---------------------------------------------------------------------------------------------------
-log() { echo "$(date +%H:%M:%S) $*" | tee -a "$OUT/run.log" >&2; }
-kv() { sed -n "s/^$2=//p" "$1" | head -1; }                           # kv FILE KEY: a key=value file's value
-calc() { awk "BEGIN { printf \"%s\", ($1) }"; }                        # calc 'EXPR': awk arithmetic
-int() { awk "BEGIN { printf \"%d\", ($1) + 0.5 }"; }                   # int 'EXPR': rounded
-errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 %" (none = no answer), or "-"
-  awk -F= '/^requests=/ { total = $2 } /^status\.[^.]*\.errors=/ && $2 > 0 { split($1, key, "."); n[key[2]] = $2 }
-    END { for (s in n) { printf "%s%s: %.2f %%", sep, s, 100 * n[s] / total; sep = ", " } if (!sep) printf "-" }' "$1"
-}
-
-simulation_of() {
-  case "$1" in
-    put-new) echo dev.dht.gatling.PutNewKeysSimulation ;;
-    put-overwrite) echo dev.dht.gatling.PutOverwriteSimulation ;;
-    get-uniform) echo dev.dht.gatling.GetUniformSimulation ;;
-    get-recent) echo dev.dht.gatling.GetRecentSimulation ;;
-    mixed) echo dev.dht.gatling.MixedSimulation ;;
-  esac
-}
-
-# a port nobody listens on (checked, not reserved), below the kernel's ephemeral range: after an overload run,
-# tens of thousands of closed client connections still hold ephemeral ports, and a server cannot bind those
-EPHEMERAL_START=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-free_port() {
-  local port
-  while :; do
-    port=$((10000 + RANDOM % (EPHEMERAL_START - 10000)))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
-  done
-}
-
-STARTED_PIDS=()    # process groups this script started and must end: target processes, the running Gatling
-GATLING_PID=""
-cleanup() {
-  local pid
-  for pid in $GATLING_PID "${STARTED_PIDS[@]}"; do
-    kill -TERM -- "-$pid" 2>/dev/null || true
-  done
-  for pid in $GATLING_PID "${STARTED_PIDS[@]}"; do
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL -- "-$pid" 2>/dev/null || true
-  done
-}
-trap cleanup EXIT
-trap 'log "interrupted"; exit 130' INT TERM
-
-wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (60 s at most)
-  local url
-  for url in "$@"; do
-    for _ in $(seq 1 240); do
-      curl -sf -o /dev/null -m 1 "$url/v0/status" && continue 2
-      sleep 0.25
-    done
-    log "no answer from $url/v0/status within 60 s; see the logs in $OUT"; return 1
-  done
-}
+# ---- helpers (the shared ones are in bench-common.sh) ----------------------------------------------------------
+install_traps
 
 # start_target KIND NAME: starts fresh processes; sets URLS (comma-separated), PIDS and LOGS (arrays)
 start_target() {
-  local kind="$1" name="$2" dir="$OUT/$2" port ports=() nodes="" secret
+  local kind="$1" name="$2" dir="$OUT/$2" port
   mkdir -p "$dir"
-  PIDS=(); LOGS=()
   case "$kind" in
     baseline)
+      PIDS=(); LOGS=()
       port=$(free_port)
       setsid java -Xmx1g -cp "$CLASSPATH" dev.dht.gatling.BaselineServer --port="$port" >"$dir/baseline.log" 2>&1 &
-      PIDS+=($!); LOGS+=("$dir/baseline.log"); URLS="http://127.0.0.1:$port" ;;
-    node|cluster)
-      local count=1; [ "$kind" = cluster ] && count=3
-      while [ ${#ports[@]} -lt $count ]; do
-        port=$(free_port); case " ${ports[*]} " in *" $port "*) ;; *) ports+=("$port") ;; esac
-      done
-      for port in "${ports[@]}"; do nodes="${nodes:+$nodes,}http://127.0.0.1:$port"; done
-      secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
-      for port in "${ports[@]}"; do
-        rm -rf "$dir/data-$port"
-        DHT_CLUSTER_SECRET="$secret" setsid java "-Xmx$NODE_HEAP" -jar "$ROOT/target/dht.jar" --server.port="$port" \
-          --dht.self="http://127.0.0.1:$port" --dht.nodes="$nodes" --dht.data-dir="$dir/data-$port" \
-          "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
-        PIDS+=($!); LOGS+=("$dir/node-$port.log")
-      done
-      URLS="$nodes" ;;
+      PIDS+=($!); LOGS+=("$dir/baseline.log"); URLS="http://127.0.0.1:$port"
+      STARTED_PIDS+=("${PIDS[@]}")
+      wait_ready "$URLS" ;;
+    node) start_nodes "$dir" 1 ;;
+    cluster) start_nodes "$dir" 3 ;;
   esac
-  STARTED_PIDS+=("${PIDS[@]}")
-  wait_ready ${URLS//,/ }
-}
-
-# reap PID SECONDS: waits up to SECONDS for the process to exit, then kills its process group; no longer tracked
-reap() {
-  local pid="$1" keep=() started
-  for _ in $(seq 1 $(($2 * 5))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
-  kill -KILL -- "-$pid" 2>/dev/null || true
-  wait "$pid" 2>/dev/null || true
-  for started in "${STARTED_PIDS[@]}"; do [ "$started" = "$pid" ] || keep+=("$started"); done
-  STARTED_PIDS=("${keep[@]}")
-}
-
-stop_target() {  # graceful (SIGTERM), then SIGKILL after 30 s
-  local pid
-  for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
-  for pid in "${PIDS[@]}"; do reap "$pid" 30; done
-}
-
-# gatling TAPE URLS RATE SECONDS SUMMARY LOG REPORTS [-Dname=value...]: one Gatling run; 1 if it did not complete
-gatling() {
-  local tape="$1" urls="$2" rate="$3" seconds="$4" summary="$5" logfile="$6" reports="$7" rc=0
-  shift 7
-  rm -f "$summary"
-  setsid timeout -k 10 $((WARMUP_SECONDS + seconds + 300)) "$ROOT/mvnw" -B -q -f "$GATLING_POM" gatling:test \
-    -Dgatling.simulationClass="$(simulation_of "$tape")" -Dgatling.noReports="$([ "$reports" = yes ] && echo false || echo true)" \
-    -DbaseUrls="$urls" -Drate="$rate" -Dduration="$seconds" -Dwarmup="$WARMUP_SECONDS" -DvalueSize="$VALUE_SIZE" \
-    -Dkeys="$KEYS" -Dreplicas="$REPLICAS" -Dsummary="$summary" "$@" >"$logfile" 2>&1 &
-  GATLING_PID=$!
-  wait "$GATLING_PID" || rc=$?
-  GATLING_PID=""
-  if [ ! -s "$summary" ]; then
-    log "  the Gatling run did not complete (exit $rc); see $logfile"; return 1
-  fi
 }
 
 # step TARGETNAME TAPE URLS RATE: one measured step; 0 = passed, 1 = failed; appends to the steps table
@@ -398,16 +297,8 @@ one() {
 }
 
 # ---- main ------------------------------------------------------------------------------------------------------
-case "$TARGET" in
-  node|cluster)
-    if [ ! -f "$ROOT/target/dht.jar" ]; then
-      log "building target/dht.jar"; (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
-    fi ;;
-esac
-log "compiling the Gatling project"
-"$ROOT/mvnw" -B -q -f "$GATLING_POM" test-compile dependency:build-classpath \
-  -Dmdep.outputFile="$OUT/classpath.txt" >"$OUT/compile.log" 2>&1 || { cat "$OUT/compile.log" >&2; exit 1; }
-CLASSPATH="$ROOT/gatling/target/classes:$(cat "$OUT/classpath.txt")"
+case "$TARGET" in node|cluster) build_dht_jar_if_missing ;; esac
+compile_gatling
 
 NAME="$TARGET"; KIND="$TARGET"
 case "$TARGET" in http://*) NAME=nodes; KIND=urls ;; esac

@@ -1,0 +1,172 @@
+# shellcheck shell=bash
+# Helpers shared by gatling/find-breaking-point.sh and gatling/compare.sh; sourced, not run. Defining them has no
+# effect beyond the variables below; nothing is started and no trap is set until a script calls the functions.
+#
+# The sourcing script sets, before it sources this file:
+#   ROOT            the repository root (absolute)
+#   GATLING_POM     $ROOT/gatling/pom.xml
+# and before it calls the functions that use them:
+#   OUT             the results directory (absolute, existing): log appends to $OUT/run.log, compile_gatling writes
+#                   $OUT/classpath.txt and $OUT/compile.log
+#   WARMUP_SECONDS  gatling: the unmeasured ramp of every Gatling run (-Dwarmup)
+#   VALUE_SIZE      gatling: -DvalueSize
+#   KEYS            gatling: -Dkeys (keys the GET tapes preload)
+#   REPLICAS        gatling: -Dreplicas (ACK/FROM, empty for the server's default)
+#   NODE_HEAP       start_nodes: -Xmx of each node
+#   NODE_JAR        start_nodes: the node's jar (optional; default $ROOT/target/dht.jar)
+#   NODE_JVM_OPTS   start_nodes: array of JVM options after -Xmx (empty here)
+#   NODE_ARGS       start_nodes: array of node arguments after the generated ones (empty here)
+# This file defines (and the functions set):
+#   ALL_TAPES       the tape names, in their documented order
+#   EPHEMERAL_START the first port of the kernel's ephemeral range
+#   STARTED_PIDS    process groups the script started and must end (cleanup); GATLING_PID the running Gatling's
+#   HELPER_PIDS     plain background processes (no group of their own) cleanup ends as well; empty unless a script adds
+#   CLEANUP_DIRS    directories cleanup removes after the processes ended; empty unless a script adds
+#   URLS, PIDS, LOGS, PORTS   set by start_nodes; CLASSPATH set by compile_gatling
+
+ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
+NODE_JVM_OPTS=()
+NODE_ARGS=()
+
+log() { echo "$(date +%H:%M:%S) $*" | tee -a "$OUT/run.log" >&2; }  # log MESSAGE: timestamped, to run.log and stderr
+kv() { sed -n "s/^$2=//p" "$1" | head -1; }                           # kv FILE KEY: a key=value file's value
+calc() { awk "BEGIN { printf \"%s\", ($1) }"; }                        # calc 'EXPR': awk arithmetic
+int() { awk "BEGIN { printf \"%d\", ($1) + 0.5 }"; }                   # int 'EXPR': rounded
+errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 %" (none = no answer), or "-"
+  awk -F= '/^requests=/ { total = $2 } /^status\.[^.]*\.errors=/ && $2 > 0 { split($1, key, "."); n[key[2]] = $2 }
+    END { for (s in n) { printf "%s%s: %.2f %%", sep, s, 100 * n[s] / total; sep = ", " } if (!sep) printf "-" }' "$1"
+}
+
+simulation_of() {  # simulation_of TAPE: the tape's simulation class
+  case "$1" in
+    put-new) echo dev.dht.gatling.PutNewKeysSimulation ;;
+    put-overwrite) echo dev.dht.gatling.PutOverwriteSimulation ;;
+    get-uniform) echo dev.dht.gatling.GetUniformSimulation ;;
+    get-recent) echo dev.dht.gatling.GetRecentSimulation ;;
+    mixed) echo dev.dht.gatling.MixedSimulation ;;
+  esac
+}
+
+check_tapes() {  # check_tapes TAPE...: exits 2 with a message unless every TAPE is one of ALL_TAPES
+  local tape
+  for tape in "$@"; do
+    case " ${ALL_TAPES[*]} " in *" $tape "*) ;; *) echo "unknown tape '$tape'; one of: ${ALL_TAPES[*]}" >&2; exit 2 ;; esac
+  done
+}
+
+# a port nobody listens on (checked, not reserved), below the kernel's ephemeral range: after an overload run,
+# tens of thousands of closed client connections still hold ephemeral ports, and a server cannot bind those
+EPHEMERAL_START=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
+free_port() {
+  local port
+  while :; do
+    port=$((10000 + RANDOM % (EPHEMERAL_START - 10000)))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+  done
+}
+
+STARTED_PIDS=()    # process groups this script started and must end: target processes, the running Gatling
+GATLING_PID=""
+HELPER_PIDS=()     # background subshells of the script itself (in its process group), e.g. compare.sh's CPU sampler
+CLEANUP_DIRS=()    # removed on exit after the processes ended, e.g. compare.sh's node data directories
+# cleanup: ends every started process (SIGTERM to each process group, SIGKILL after 20 s), then removes CLEANUP_DIRS
+cleanup() {
+  local pid
+  for pid in "${HELPER_PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in $GATLING_PID "${STARTED_PIDS[@]}"; do
+    kill -TERM -- "-$pid" 2>/dev/null || true
+  done
+  for pid in $GATLING_PID "${STARTED_PIDS[@]}"; do
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  done
+  [ ${#CLEANUP_DIRS[@]} -eq 0 ] || rm -rf "${CLEANUP_DIRS[@]}"
+}
+install_traps() {  # install_traps: cleanup on every exit; Ctrl-C or SIGTERM logs "interrupted" and exits 130 (needs OUT)
+  trap cleanup EXIT
+  trap 'log "interrupted"; exit 130' INT TERM
+}
+
+wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (60 s at most)
+  local url
+  for url in "$@"; do
+    for _ in $(seq 1 240); do
+      curl -sf -o /dev/null -m 1 "$url/v0/status" && continue 2
+      sleep 0.25
+    done
+    log "no answer from $url/v0/status within 60 s; see the logs in $OUT"; return 1
+  done
+}
+
+# start_nodes DIR COUNT [DATA]: starts COUNT dht nodes as one cluster (a generated cluster secret; COUNT 1: a single
+# node) on free ports, each with an empty data directory DATA/data-PORT (DATA defaults to DIR) and its log
+# DIR/node-PORT.log, and waits until all answer. Each runs
+# `java -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` in a process group of its
+# own (setsid). Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
+start_nodes() {
+  local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret
+  PIDS=(); LOGS=(); PORTS=()
+  while [ ${#PORTS[@]} -lt "$count" ]; do
+    port=$(free_port); case " ${PORTS[*]} " in *" $port "*) ;; *) PORTS+=("$port") ;; esac
+  done
+  for port in "${PORTS[@]}"; do nodes="${nodes:+$nodes,}http://127.0.0.1:$port"; done
+  secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  for port in "${PORTS[@]}"; do
+    rm -rf "$data/data-$port"
+    DHT_CLUSTER_SECRET="$secret" setsid java "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
+      --server.port="$port" --dht.self="http://127.0.0.1:$port" --dht.nodes="$nodes" --dht.data-dir="$data/data-$port" \
+      "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
+    PIDS+=($!); LOGS+=("$dir/node-$port.log")
+  done
+  URLS="$nodes"
+  STARTED_PIDS+=("${PIDS[@]}")
+  wait_ready ${URLS//,/ }
+}
+
+# reap PID SECONDS: waits up to SECONDS for the process to exit, then kills its process group; no longer tracked
+reap() {
+  local pid="$1" keep=() started
+  for _ in $(seq 1 $(($2 * 5))); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+  kill -KILL -- "-$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  for started in "${STARTED_PIDS[@]}"; do [ "$started" = "$pid" ] || keep+=("$started"); done
+  STARTED_PIDS=("${keep[@]}")
+}
+
+stop_target() {  # stop_target: ends the process groups in PIDS, graceful (SIGTERM), then SIGKILL after 30 s
+  local pid
+  for pid in "${PIDS[@]}"; do kill -TERM -- "-$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do reap "$pid" 30; done
+}
+
+# gatling TAPE URLS RATE SECONDS SUMMARY LOG REPORTS [-Dname=value...]: one Gatling run; 1 if it did not complete
+gatling() {
+  local tape="$1" urls="$2" rate="$3" seconds="$4" summary="$5" logfile="$6" reports="$7" rc=0
+  shift 7
+  rm -f "$summary"
+  setsid timeout -k 10 $((WARMUP_SECONDS + seconds + 300)) "$ROOT/mvnw" -B -q -f "$GATLING_POM" gatling:test \
+    -Dgatling.simulationClass="$(simulation_of "$tape")" -Dgatling.noReports="$([ "$reports" = yes ] && echo false || echo true)" \
+    -DbaseUrls="$urls" -Drate="$rate" -Dduration="$seconds" -Dwarmup="$WARMUP_SECONDS" -DvalueSize="$VALUE_SIZE" \
+    -Dkeys="$KEYS" -Dreplicas="$REPLICAS" -Dsummary="$summary" "$@" >"$logfile" 2>&1 &
+  GATLING_PID=$!
+  wait "$GATLING_PID" || rc=$?
+  GATLING_PID=""
+  if [ ! -s "$summary" ]; then
+    log "  the Gatling run did not complete (exit $rc); see $logfile"; return 1
+  fi
+}
+
+build_dht_jar_if_missing() {  # build_dht_jar_if_missing: builds target/dht.jar (tests skipped) unless it exists
+  if [ ! -f "$ROOT/target/dht.jar" ]; then
+    log "building target/dht.jar"; (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
+  fi
+}
+
+# compile_gatling: compiles the Gatling project (the runs then only start it) and writes its classpath to
+# $OUT/classpath.txt; exits with the compiler's output if that fails. Sets CLASSPATH.
+compile_gatling() {
+  log "compiling the Gatling project"
+  "$ROOT/mvnw" -B -q -f "$GATLING_POM" test-compile dependency:build-classpath \
+    -Dmdep.outputFile="$OUT/classpath.txt" >"$OUT/compile.log" 2>&1 || { cat "$OUT/compile.log" >&2; exit 1; }
+  CLASSPATH="$ROOT/gatling/target/classes:$(cat "$OUT/classpath.txt")"
+}
