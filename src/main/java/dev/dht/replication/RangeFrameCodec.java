@@ -95,7 +95,7 @@ public final class RangeFrameCodec {
     /** Reassembles frames from buffers; not thread-safe (used by one serial stream). */
     private static final class FrameReader {
         private final String source;
-        private byte[] pending = new byte[8192];
+        private byte[] pending = new byte[0];   // grown to what the first buffer needs, then doubled
         private int length;
         private boolean ended;
 
@@ -148,8 +148,8 @@ public final class RangeFrameCodec {
                     break;
                 }
                 byte[] key = Arrays.copyOfRange(pending, offset + 4, offset + 4 + keyLength);
-                byte[] record = Arrays.copyOfRange(pending, offset + 8 + keyLength, offset + frameLength);
-                frames.add(new KeyedRecord(key, Record.decode(record)));
+                Record record = Record.decode(pending, offset + 8 + keyLength, recordLength);
+                frames.add(new KeyedRecord(key, record));
                 offset += frameLength;
             }
             if (offset > 0) {

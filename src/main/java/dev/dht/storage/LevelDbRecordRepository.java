@@ -72,7 +72,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
     public boolean upsert(byte[] key, Record record) {
         synchronized (locks.lockFor(key)) {
             byte[] stored = db.get(key);
-            if (stored != null && !record.supersedes(Record.decode(stored))) {
+            if (stored != null && !record.supersedesEncoded(stored)) {
                 return false;
             }
             db.put(key, record.encode(), writeOptions);

@@ -56,17 +56,34 @@ public final class Record {
      * @throws IllegalArgumentException if the bytes are shorter than the header or a tombstone carries a value
      */
     public static Record decode(byte[] bytes) {
-        if (bytes.length < HEADER_BYTES) {
-            throw new IllegalArgumentException("record needs at least " + HEADER_BYTES + " bytes, got " + bytes.length);
-        }
-        ByteBuffer buffer = ByteBuffer.wrap(bytes);
-        long timestamp = buffer.getLong();
-        boolean tombstone = (buffer.get() & FLAG_TOMBSTONE) != 0;
-        if (tombstone && bytes.length != HEADER_BYTES) {
-            throw new IllegalArgumentException("tombstone carries " + (bytes.length - HEADER_BYTES) + " value bytes");
-        }
-        byte[] value = tombstone ? EMPTY : Arrays.copyOfRange(bytes, HEADER_BYTES, bytes.length);
+        return decode(bytes, 0, bytes.length);
+    }
+
+    /**
+     * Decodes the {@code length} bytes at {@code offset} of {@code bytes}, copying only the value (for frames
+     * read out of a larger buffer, without copying the record out first).
+     *
+     * @throws IllegalArgumentException as {@link #decode(byte[])}
+     * @throws IndexOutOfBoundsException if the slice is not within {@code bytes}
+     */
+    public static Record decode(byte[] bytes, int offset, int length) {
+        Objects.checkFromIndexSize(offset, length, bytes.length);
+        boolean tombstone = tombstoneFlag(bytes, offset, length);
+        long timestamp = ByteBuffer.wrap(bytes, offset, length).getLong();
+        byte[] value = tombstone ? EMPTY : Arrays.copyOfRange(bytes, offset + HEADER_BYTES, offset + length);
         return new Record(timestamp, tombstone, value);
+    }
+
+    /** Checks the header and the tombstone's length of an encoded record; returns its tombstone flag. */
+    private static boolean tombstoneFlag(byte[] bytes, int offset, int length) {
+        if (length < HEADER_BYTES) {
+            throw new IllegalArgumentException("record needs at least " + HEADER_BYTES + " bytes, got " + length);
+        }
+        boolean tombstone = (bytes[offset + 8] & FLAG_TOMBSTONE) != 0;
+        if (tombstone && length != HEADER_BYTES) {
+            throw new IllegalArgumentException("tombstone carries " + (length - HEADER_BYTES) + " value bytes");
+        }
+        return tombstone;
     }
 
     /** Encodes the layout described in the class comment; the result is a fresh array of {@link #encodedSize()} bytes. */
@@ -107,6 +124,28 @@ public final class Record {
     /** True if this record would win reconciliation against {@code other} and differs from it. */
     public boolean supersedes(Record other) {
         return !sameVersion(other) && newest(this, other) == this;
+    }
+
+    /**
+     * {@link #supersedes(Record)} against an encoded record ({@link #encode()}'s layout), without decoding it
+     * into a copy: the storage engine's last-write-wins check reads the stored version only for this.
+     *
+     * @throws IllegalArgumentException if {@code encoded} is not a valid record, as {@link #decode(byte[])}
+     */
+    public boolean supersedesEncoded(byte[] encoded) {
+        boolean otherTombstone = tombstoneFlag(encoded, 0, encoded.length);
+        long otherTimestamp = ByteBuffer.wrap(encoded).getLong();
+        if (otherTimestamp < 0) {
+            throw new IllegalArgumentException("timestamp must be >= 0, was " + otherTimestamp);
+        }
+        if (timestamp != otherTimestamp) {
+            return timestamp > otherTimestamp;
+        }
+        if (tombstone != otherTombstone) {
+            return tombstone;
+        }
+        // both tombstones: the same version; both values: the greater bytes win, equal bytes are the same version
+        return !tombstone && Arrays.compareUnsigned(value, 0, value.length, encoded, HEADER_BYTES, encoded.length) > 0;
     }
 
     private boolean sameVersion(Record other) {

@@ -9,8 +9,8 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@link Record}: its binary layout round-trips, malformed bytes are rejected, and {@link Record#newest} is a
- * commutative, associative last-write-wins.
+ * {@link Record}: its binary layout round-trips (also out of a larger array), malformed bytes are rejected, and
+ * {@link Record#newest} is a commutative, associative last-write-wins, which the check against encoded bytes repeats.
  */
 class RecordTest {
 
@@ -149,6 +149,42 @@ class RecordTest {
             assertThat(Record.newest(Record.newest(a, b), c)).as("%s, %s, %s", a, b, c)
                     .isEqualTo(Record.newest(a, Record.newest(b, c)));
         }
+    }
+
+    @Test
+    void sliceOfALargerArrayDecodesAsItsCopy() {
+        Record value = Record.value(99, "inside".getBytes(StandardCharsets.UTF_8));
+        Record tombstone = Record.tombstone(100);
+        byte[] frames = ByteBuffer.allocate(3 + value.encodedSize() + tombstone.encodedSize() + 2)
+                .put(new byte[] {7, 7, 7}).put(value.encode()).put(tombstone.encode()).put(new byte[] {7, 7}).array();
+
+        assertThat(Record.decode(frames, 3, value.encodedSize())).isEqualTo(value);
+        assertThat(Record.decode(frames, 3 + value.encodedSize(), tombstone.encodedSize())).isEqualTo(tombstone);
+        assertThatThrownBy(() -> Record.decode(frames, 3, Record.HEADER_BYTES - 1)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Record.decode(frames, frames.length - 4, Record.HEADER_BYTES))
+                .isInstanceOf(IndexOutOfBoundsException.class);
+    }
+
+    @Test
+    void supersedesEncodedAgreesWithSupersedesOverManyRandomPairs() {
+        Random random = new Random(4711);
+        for (int i = 0; i < 20_000; i++) {
+            Record a = randomRecord(random);
+            Record b = randomRecord(random);
+
+            assertThat(a.supersedesEncoded(b.encode())).as("%s over %s", a, b).isEqualTo(a.supersedes(b));
+        }
+    }
+
+    @Test
+    void supersedesEncodedRejectsWhatDecodeRejects() {
+        Record record = Record.value(5, new byte[] {1});
+        byte[] tombstoneWithValue = ByteBuffer.allocate(Record.HEADER_BYTES + 1).putLong(3).put((byte) 1).put((byte) 9).array();
+        byte[] negativeTimestamp = ByteBuffer.allocate(Record.HEADER_BYTES).putLong(-1).put((byte) 0).array();
+
+        assertThatThrownBy(() -> record.supersedesEncoded(new byte[Record.HEADER_BYTES - 1])).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> record.supersedesEncoded(tombstoneWithValue)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> record.supersedesEncoded(negativeTimestamp)).isInstanceOf(IllegalArgumentException.class);
     }
 
     /** Few timestamps and short values from a small alphabet, so ties of timestamp and of bytes are common. */
