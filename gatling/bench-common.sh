@@ -12,9 +12,9 @@
 #   VALUE_SIZE      gatling: -DvalueSize
 #   KEYS            gatling: -Dkeys (keys the GET tapes preload)
 #   REPLICAS        gatling: -Dreplicas (ACK/FROM, empty for the server's default)
-#   NODE_HEAP       start_nodes: -Xmx of each node
+#   NODE_HEAP       start_nodes: -Xms and -Xmx of each node (a fixed heap, see gatling/README.md)
 #   NODE_JAR        start_nodes: the node's jar (optional; default $ROOT/target/dht.jar)
-#   NODE_JVM_OPTS   start_nodes: array of JVM options after -Xmx (empty here)
+#   NODE_JVM_OPTS   start_nodes: array of JVM options after -Xms/-Xmx (empty here)
 #   NODE_ARGS       start_nodes: array of node arguments after the generated ones (empty here)
 # This file defines (and the functions set):
 #   ALL_TAPES       the tape names, in their documented order
@@ -101,7 +101,7 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
 # start_nodes DIR COUNT [DATA]: starts COUNT dht nodes as one cluster (a generated cluster secret; COUNT 1: a single
 # node) on free ports, each with an empty data directory DATA/data-PORT (DATA defaults to DIR) and its log
 # DIR/node-PORT.log, and waits until all answer. Each runs
-# `java -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` in a process group of its
+# `java -Xms$NODE_HEAP -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` in a process group of its
 # own (setsid). Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
 start_nodes() {
   local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret
@@ -113,7 +113,7 @@ start_nodes() {
   secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   for port in "${PORTS[@]}"; do
     rm -rf "$data/data-$port"
-    DHT_CLUSTER_SECRET="$secret" setsid java "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
+    DHT_CLUSTER_SECRET="$secret" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
       --server.port="$port" --dht.self="http://127.0.0.1:$port" --dht.nodes="$nodes" --dht.data-dir="$data/data-$port" \
       "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
     PIDS+=($!); LOGS+=("$dir/node-$port.log")

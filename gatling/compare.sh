@@ -41,7 +41,7 @@ and Gatling's latencies; compare within a round. See gatling/README.md.
 
   --variant NAME=JAR     a variant: NAME a short word (letters, digits, - and _), JAR its node jar; the same jar
                          for all variants is fine; target/dht.jar is built if it is a variant's jar and missing
-  --jvm-opt NAME=OPT     a JVM option of variant NAME's nodes, after -Xmx (repeatable), e.g. after=-XX:+UseSerialGC
+  --jvm-opt NAME=OPT     a JVM option of variant NAME's nodes, after -Xms/-Xmx (repeatable), e.g. after=-XX:+UseSerialGC
   --node-arg NAME=ARG    an argument of variant NAME's nodes (repeatable), e.g. after=--dht.replica-writes-in-flight=1
 TAPE     ${ALL_TAPES[*]} (default: ${DEFAULT_TAPES[*]})
 
@@ -57,7 +57,7 @@ TAPE     ${ALL_TAPES[*]} (default: ${DEFAULT_TAPES[*]})
   --keys N               keys the GET tapes preload (default $KEYS)
   --value-size BYTES     value size (default $VALUE_SIZE)
   --replicas ACK/FROM    replicas parameter of every request (default: 2/3 for clusters, the server's for --node)
-  --node-heap SIZE       -Xmx of each node (default $NODE_HEAP)
+  --node-heap SIZE       -Xms and -Xmx of each node (default $NODE_HEAP)
   --out DIR              results directory (default gatling/target/compare/TIMESTAMP)
   -h, --help             this text
 EOF
@@ -213,7 +213,7 @@ start_variant() {
   NODE_JAR="${JARS[$i]}"
   mapfile -t NODE_JVM_OPTS < <(printf '%s' "${JVM_OPTS[$i]}")
   mapfile -t NODE_ARGS < <(printf '%s' "${ARGS[$i]}")
-  log "starting $name: $NODE_COUNT node(s) of $NODE_JAR, -Xmx$NODE_HEAP ${NODE_JVM_OPTS[*]} ${NODE_ARGS[*]}"
+  log "starting $name: $NODE_COUNT node(s) of $NODE_JAR, -Xms$NODE_HEAP -Xmx$NODE_HEAP ${NODE_JVM_OPTS[*]} ${NODE_ARGS[*]}"
   start_nodes "$dir" "$NODE_COUNT" "$OUT/node-data/$name"
   VURLS[i]="$URLS"; VJAVA[i]=""
   for k in "${!PIDS[@]}"; do
@@ -363,7 +363,7 @@ done
   echo
   echo "Machine: $(nproc) cores, $(uname -sr), $(java -version 2>&1 | head -1). Gatling on the same machine as the nodes."
   echo
-  echo "Variants, all running side by side the whole time, each $setup (-Xmx$NODE_HEAP, a fresh data directory):"
+  echo "Variants, all running side by side the whole time, each $setup (-Xms$NODE_HEAP -Xmx$NODE_HEAP, a fresh data directory):"
   echo
   cat "$OUT/variants.md"
   echo

@@ -73,7 +73,7 @@ TAPE     ${ALL_TAPES[*]} (default: all)
   --keys N               keys the GET tapes preload (default $KEYS)
   --value-size BYTES     value size (default $VALUE_SIZE)
   --replicas ACK/FROM    replicas parameter of every request (default: the server's)
-  --node-heap SIZE       -Xmx of each started node (default $NODE_HEAP)
+  --node-heap SIZE       -Xms and -Xmx of each started node (default $NODE_HEAP)
   --node-arg ARG         an extra argument of every started node, e.g. --node-arg --dht.storage.sync=true (repeatable)
   --out DIR              results directory (default gatling/target/breaking-point/TIMESTAMP)
 EOF

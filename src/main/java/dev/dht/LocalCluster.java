@@ -50,7 +50,7 @@ public final class LocalCluster {
         List<Process> nodes = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int port = basePort + i;
-            List<String> command = new ArrayList<>(List.of(java, "-Xmx512m", "-jar", jar,
+            List<String> command = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m", "-jar", jar,
                     "--server.port=" + port,
                     "--dht.self=" + urls.get(i),
                     "--dht.nodes=" + String.join(",", urls),

@@ -249,6 +249,9 @@ class KubernetesManifestsTest {
         assertThat(Quantity.getAmountInBytes(limits.get("memory"))).isGreaterThanOrEqualTo(Quantity.getAmountInBytes(requests.get("memory")));
         assertThat(percentage.find()).as("JAVA_TOOL_OPTIONS sets -XX:MaxRAMPercentage: %s", javaOptions).isTrue();
         assertThat(Double.parseDouble(percentage.group(1))).as("heap share, the rest is LevelDB's and Netty's").isBetween(25.0, 75.0);
+        Matcher initial = Pattern.compile("-XX:InitialRAMPercentage=(\\d+(\\.\\d+)?)").matcher(javaOptions);
+        assertThat(initial.find()).as("JAVA_TOOL_OPTIONS sets -XX:InitialRAMPercentage: %s", javaOptions).isTrue();
+        assertThat(initial.group(1)).as("the heap starts at its full size (as -Xms = -Xmx)").isEqualTo(percentage.group(1));
         assertThat(javaOptions).doesNotContain("-Xmx").doesNotContain("-XX:MaxHeapSize");
     }
 
