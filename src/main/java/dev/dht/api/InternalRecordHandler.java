@@ -2,16 +2,17 @@ package dev.dht.api;
 
 import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeFrameCodec;
+import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.BodyInserters;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -55,10 +56,7 @@ public final class InternalRecordHandler {
      */
     public Mono<ServerResponse> writeBatch(ServerRequest request) {
         return batchReader.read(request)
-                .flatMap(body -> RangeFrameCodec.decode(Flux.just(DefaultDataBufferFactory.sharedInstance.wrap(body)), "a batch", 1)
-                        .collectList()
-                        .onErrorMap(e -> e instanceof IllegalStateException || e instanceof IllegalArgumentException,
-                                e -> new BadRequestException("malformed batch: " + e.getMessage())))
+                .map(InternalRecordHandler::decodeBatch)
                 .flatMap(store::writeAll)
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
@@ -74,6 +72,14 @@ public final class InternalRecordHandler {
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .body(BodyInserters.fromDataBuffers(
                         RangeFrameCodec.encode(store.range(start, end), DefaultDataBufferFactory.sharedInstance)));
+    }
+
+    private static List<KeyedRecord> decodeBatch(byte[] body) {
+        try {
+            return RangeFrameCodec.decodeAll(body, "a batch");
+        } catch (IllegalStateException | IllegalArgumentException e) {
+            throw new BadRequestException("malformed batch: " + e.getMessage());
+        }
     }
 
     private static Record decode(byte[] body) {

@@ -88,6 +88,21 @@ public final class RangeFrameCodec {
         });
     }
 
+    /**
+     * Decodes a whole body already in one array, such as a write batch, reading the frames where they are
+     * (no copy of the body). Same checks as {@link #decode(Flux, String, int)}.
+     *
+     * @param source names the sender in error messages
+     * @throws IllegalStateException if the body is cut short, has bytes after its end marker or a bad length
+     * @throws IllegalArgumentException if a record in it is malformed
+     */
+    public static List<KeyedRecord> decodeAll(byte[] body, String source) {
+        FrameReader reader = new FrameReader(source, body);
+        List<KeyedRecord> frames = reader.frames();
+        reader.finish();
+        return frames;
+    }
+
     private static void writeInt(DataBuffer buffer, int value) {
         buffer.write(new byte[] {(byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value});
     }
@@ -103,6 +118,13 @@ public final class RangeFrameCodec {
             this.source = source;
         }
 
+        /** A reader whose pending bytes are {@code bytes} itself (not copied; the caller no longer writes it). */
+        FrameReader(String source, byte[] bytes) {
+            this.source = source;
+            this.pending = bytes;
+            this.length = bytes.length;
+        }
+
         List<KeyedRecord> feed(DataBuffer buffer) {
             try {
                 int incoming = buffer.readableByteCount();
@@ -114,6 +136,11 @@ public final class RangeFrameCodec {
             } finally {
                 DataBufferUtils.release(buffer);
             }
+            return frames();
+        }
+
+        /** The complete frames among the pending bytes; keeps the bytes of an incomplete one. */
+        List<KeyedRecord> frames() {
             List<KeyedRecord> frames = new ArrayList<>();
             int offset = 0;
             while (true) {

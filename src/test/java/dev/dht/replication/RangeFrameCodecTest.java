@@ -24,7 +24,10 @@ import reactor.core.publisher.BaseSubscriber;
 import reactor.core.publisher.Flux;
 import reactor.test.publisher.TestPublisher;
 
-/** The internal range wire format: any split of the bytes decodes to the same records; a cut stream fails. */
+/**
+ * The internal range and batch wire format: any split of the bytes decodes to the same records, as does a whole
+ * batch decoded in place; a cut stream or batch fails.
+ */
 class RangeFrameCodecTest {
     private static final DefaultDataBufferFactory BUFFERS = DefaultDataBufferFactory.sharedInstance;
 
@@ -206,5 +209,37 @@ class RangeFrameCodecTest {
         byte[] extra = Arrays.copyOf(bytes, bytes.length + 3);
         assertThatThrownBy(() -> RangeFrameCodec.decode(split(extra, new Random(), 100), "p", 4).blockLast())
                 .hasMessageContaining("after its end marker");
+    }
+
+    @Test
+    void aWholeBatchDecodesInPlaceToTheRecordsItWasEncodedFrom() {
+        List<KeyedRecord> records = sampleRecords();
+        byte[] batch = RangeFrameCodec.encodeBatch(records);
+
+        List<KeyedRecord> decoded = RangeFrameCodec.decodeAll(batch.clone(), "a batch");
+
+        assertThat(batch).isEqualTo(encoded(records));
+        assertThat(decoded).hasSize(records.size());
+        for (int i = 0; i < records.size(); i++) {
+            assertThat(decoded.get(i).key()).isEqualTo(records.get(i).key());
+            assertThat(decoded.get(i).record()).isEqualTo(records.get(i).record());
+        }
+        assertThat(RangeFrameCodec.decodeAll(RangeFrameCodec.encodeBatch(List.of()), "a batch")).isEmpty();
+    }
+
+    @Test
+    void aMalformedWholeBatchIsRejected() {
+        byte[] batch = RangeFrameCodec.encodeBatch(sampleRecords().subList(0, 3));
+        byte[] cut = Arrays.copyOf(batch, batch.length - 5);
+        byte[] extra = Arrays.copyOf(batch, batch.length + 1);
+        byte[] badRecord = java.nio.ByteBuffer.allocate(4 + 1 + 4 + 3 + 4).putInt(1).put((byte) 'k').putInt(3)
+                .put(new byte[3]).putInt(-1).array();
+
+        assertThatThrownBy(() -> RangeFrameCodec.decodeAll(cut, "a batch"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("without its end marker");
+        assertThatThrownBy(() -> RangeFrameCodec.decodeAll(extra, "a batch"))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("after its end marker");
+        assertThatThrownBy(() -> RangeFrameCodec.decodeAll(badRecord, "a batch"))
+                .as("a record shorter than its header").isInstanceOf(IllegalArgumentException.class);
     }
 }
