@@ -32,10 +32,7 @@ public final class Record {
     private final byte[] value;
 
     private Record(long timestamp, boolean tombstone, byte[] value) {
-        if (timestamp < 0) {
-            throw new IllegalArgumentException("timestamp must be >= 0, was " + timestamp);
-        }
-        this.timestamp = timestamp;
+        this.timestamp = checkTimestamp(timestamp);
         this.tombstone = tombstone;
         this.value = value;
     }
@@ -112,18 +109,12 @@ public final class Record {
      * the same two records picks the same one (the rule Cassandra uses for cells).
      */
     public static Record newest(Record a, Record b) {
-        if (a.timestamp != b.timestamp) {
-            return a.timestamp > b.timestamp ? a : b;
-        }
-        if (a.tombstone != b.tombstone) {
-            return a.tombstone ? a : b;
-        }
-        return Arrays.compareUnsigned(a.value, b.value) >= 0 ? a : b;
+        return a.compareVersion(b.timestamp, b.tombstone, b.value, 0, b.value.length) >= 0 ? a : b;
     }
 
     /** True if this record would win reconciliation against {@code other} and differs from it. */
     public boolean supersedes(Record other) {
-        return !sameVersion(other) && newest(this, other) == this;
+        return compareVersion(other.timestamp, other.tombstone, other.value, 0, other.value.length) > 0;
     }
 
     /**
@@ -134,18 +125,29 @@ public final class Record {
      */
     public boolean supersedesEncoded(byte[] encoded) {
         boolean otherTombstone = tombstoneFlag(encoded, 0, encoded.length);
-        long otherTimestamp = ByteBuffer.wrap(encoded).getLong();
-        if (otherTimestamp < 0) {
-            throw new IllegalArgumentException("timestamp must be >= 0, was " + otherTimestamp);
-        }
+        long otherTimestamp = checkTimestamp(ByteBuffer.wrap(encoded).getLong());
+        return compareVersion(otherTimestamp, otherTombstone, encoded, HEADER_BYTES, encoded.length) > 0;
+    }
+
+    /**
+     * The last-write-wins order of {@link #newest}, the one place that defines it: positive if this record wins
+     * against the other version (its value is {@code otherBytes[from, to)}), 0 if they are the same version.
+     */
+    private int compareVersion(long otherTimestamp, boolean otherTombstone, byte[] otherBytes, int from, int to) {
         if (timestamp != otherTimestamp) {
-            return timestamp > otherTimestamp;
+            return Long.compare(timestamp, otherTimestamp);
         }
         if (tombstone != otherTombstone) {
-            return tombstone;
+            return tombstone ? 1 : -1;
         }
-        // both tombstones: the same version; both values: the greater bytes win, equal bytes are the same version
-        return !tombstone && Arrays.compareUnsigned(value, 0, value.length, encoded, HEADER_BYTES, encoded.length) > 0;
+        return Arrays.compareUnsigned(value, 0, value.length, otherBytes, from, to);
+    }
+
+    private static long checkTimestamp(long timestamp) {
+        if (timestamp < 0) {
+            throw new IllegalArgumentException("timestamp must be >= 0, was " + timestamp);
+        }
+        return timestamp;
     }
 
     private boolean sameVersion(Record other) {
