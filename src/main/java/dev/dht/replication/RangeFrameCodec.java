@@ -36,21 +36,12 @@ public final class RangeFrameCodec {
 
     /** One frame for {@code entry}. */
     public static DataBuffer encode(KeyedRecord entry, DataBufferFactory buffers) {
-        byte[] key = entry.key();
-        byte[] record = entry.record().encode();
-        DataBuffer buffer = buffers.allocateBuffer(frameBytes(entry));
-        writeInt(buffer, key.length);
-        buffer.write(key);
-        writeInt(buffer, record.length);
-        buffer.write(record);
-        return buffer;
+        return buffers.wrap(putFrame(ByteBuffer.allocate(frameBytes(entry)), entry).flip());
     }
 
     /** The end marker. */
     public static DataBuffer endOfStream(DataBufferFactory buffers) {
-        DataBuffer buffer = buffers.allocateBuffer(4);
-        writeInt(buffer, END_OF_STREAM);
-        return buffer;
+        return buffers.wrap(ByteBuffer.allocate(4).putInt(END_OF_STREAM).flip());
     }
 
     /** A whole write batch ({@code POST /internal/records}) in one array: each entry's frame, then the end marker. */
@@ -61,10 +52,15 @@ public final class RangeFrameCodec {
         }
         ByteBuffer buffer = ByteBuffer.allocate(size);
         for (KeyedRecord entry : entries) {
-            buffer.putInt(entry.key().length).put(entry.key());
-            entry.record().encodeInto(buffer.putInt(entry.record().encodedSize()));
+            putFrame(buffer, entry);
         }
         return buffer.putInt(END_OF_STREAM).array();
+    }
+
+    /** Writes {@code entry}'s frame (the layout in the class comment) at {@code buffer}'s position. */
+    private static ByteBuffer putFrame(ByteBuffer buffer, KeyedRecord entry) {
+        buffer.putInt(entry.key().length).put(entry.key());
+        return entry.record().encodeInto(buffer.putInt(entry.record().encodedSize()));
     }
 
     /** Frames for a whole stream: each entry, then the end marker. */
@@ -101,10 +97,6 @@ public final class RangeFrameCodec {
         List<KeyedRecord> frames = reader.frames();
         reader.finish();
         return frames;
-    }
-
-    private static void writeInt(DataBuffer buffer, int value) {
-        buffer.write(new byte[] {(byte) (value >>> 24), (byte) (value >>> 16), (byte) (value >>> 8), (byte) value});
     }
 
     /** Reassembles frames from buffers; not thread-safe (used by one serial stream). */
