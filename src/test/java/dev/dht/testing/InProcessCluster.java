@@ -20,7 +20,7 @@ import org.springframework.context.ConfigurableApplicationContext;
  * N real nodes in this JVM, each its own Spring context with its own port, data dir, Netty resources and
  * LevelDB, talking to each other over HTTP on loopback (after Cassandra's in-JVM dtests). A node can be
  * stopped keeping its data and started again on the same port and dir. Each node's replica client carries a
- * {@link ReplicaFaults} filter for delay injection.
+ * {@link ReplicaFaults} filter and its server a {@link ServerFaults} filter for fault injection.
  */
 public final class InProcessCluster implements AutoCloseable {
     /** Cluster secret used by all test nodes. */
@@ -29,6 +29,7 @@ public final class InProcessCluster implements AutoCloseable {
     private final List<URI> urls = new ArrayList<>();
     private final List<Path> dataDirs = new ArrayList<>();
     private final List<ReplicaFaults> faults = new ArrayList<>();
+    private final List<ServerFaults> serverFaults = new ArrayList<>();
     private final ConfigurableApplicationContext[] nodes;
     private final Map<String, String> extraSettings;
 
@@ -39,6 +40,7 @@ public final class InProcessCluster implements AutoCloseable {
             urls.add(URI.create("http://localhost:" + freePort()));
             dataDirs.add(root.resolve("node-" + i));
             faults.add(new ReplicaFaults());
+            serverFaults.add(new ServerFaults());
         }
     }
 
@@ -70,8 +72,12 @@ public final class InProcessCluster implements AutoCloseable {
                 "--spring.lifecycle.timeout-per-shutdown-phase=2s"));
         extraSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
         ReplicaFaults nodeFaults = faults.get(i);
+        ServerFaults nodeServerFaults = serverFaults.get(i);
         nodes[i] = new SpringApplicationBuilder(DhtApplication.class)
-                .initializers(context -> context.getBeanFactory().registerSingleton("replicaFaults", nodeFaults))
+                .initializers(context -> {
+                    context.getBeanFactory().registerSingleton("replicaFaults", nodeFaults);
+                    context.getBeanFactory().registerSingleton("serverFaults", nodeServerFaults);
+                })
                 .run(args.toArray(String[]::new));
     }
 
@@ -87,6 +93,7 @@ public final class InProcessCluster implements AutoCloseable {
     public void restoreAll() {
         for (int i = 0; i < nodes.length; i++) {
             faults.get(i).clear();
+            serverFaults.get(i).clear();
             if (nodes[i] == null) {
                 start(i);
             }
@@ -111,6 +118,11 @@ public final class InProcessCluster implements AutoCloseable {
     /** The fault injector on node {@code i}'s replica client. */
     public ReplicaFaults faults(int i) {
         return faults.get(i);
+    }
+
+    /** The fault injector on node {@code i}'s serving side (its handling of replica requests). */
+    public ServerFaults serverFaults(int i) {
+        return serverFaults.get(i);
     }
 
     /** A bean of running node {@code i}. */

@@ -32,7 +32,9 @@ public final class ReplicaFaults implements ExchangeFilterFunction {
 
     /**
      * Delays the answers of the peer with base URL {@code peer} by {@code delay} after they arrived, so that each
-     * call holds its pooled connection that much longer.
+     * call completes that much later for its caller. The pooled connection may already be free again (an answer
+     * without a body gives it back when it arrives); to hold the connection, use
+     * {@link ServerFaults#delayReplicaRequests} on the peer.
      */
     public void delayAnswersFrom(URI peer, Duration delay) {
         answerDelays.put(authority(peer), delay);
