@@ -33,6 +33,8 @@ import org.springframework.util.unit.DataSize;
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
  * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
  *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}). Default 100ms
+ * @param ioThreads       Netty event loop threads, shared by the web server and the replica client; 0 means one
+ *                        per available processor. Default 0 (Reactor Netty's own default would be at least 4)
  * @param storage         storage settings
  */
 @ConfigurationProperties("dht")
@@ -48,6 +50,7 @@ public record DhtProperties(
         @DefaultValue("4") int replicaWritesInFlight,
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,
+        @DefaultValue("0") int ioThreads,
         @DefaultValue Storage storage) {
 
     /** Validates every setting; see the record comment. */
@@ -95,6 +98,9 @@ public record DhtProperties(
         if (replicaWritesInFlight < 1) {
             throw new InvalidSettingException("dht.replica-writes-in-flight", "must be at least 1, was " + replicaWritesInFlight);
         }
+        if (ioThreads < 0) {
+            throw new InvalidSettingException("dht.io-threads", "must be at least 0 (0: one per available processor), was " + ioThreads);
+        }
         if (replicaPoolSize < 1) {
             throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);
         }
@@ -108,6 +114,11 @@ public record DhtProperties(
             throw new InvalidSettingException(setting,
                     "'" + url + "' is not a base URL of the form http://host:port");
         }
+    }
+
+    /** Event loop threads to start: {@code ioThreads}, or one per available processor if it is 0. */
+    public int effectiveIoThreads() {
+        return ioThreads > 0 ? ioThreads : Runtime.getRuntime().availableProcessors();
     }
 
     private static void checkWritable(Path dir) {

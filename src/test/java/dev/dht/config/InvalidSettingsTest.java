@@ -61,7 +61,9 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-timeout=1s",
                                 "--dht.speculative-retry-delay=1s")),
                 Arguments.of("no replica write in flight", "dht.replica-writes-in-flight",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-writes-in-flight=0")));
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-writes-in-flight=0")),
+                Arguments.of("negative event loop threads", "dht.io-threads",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.io-threads=-1")));
     }
 
     @ParameterizedTest(name = "{0}")
