@@ -102,9 +102,14 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
 # node) on free ports, each with an empty data directory DATA/data-PORT (DATA defaults to DIR) and its log
 # DIR/node-PORT.log, and waits until all answer. Each runs
 # `java -Xms$NODE_HEAP -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` in a process group of its
-# own (setsid). Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
+# own (setsid). Like `local-cluster`, each node of a cluster gets its share of the event loops
+# (--dht.io-threads = processors / COUNT, at least 1) unless NODE_ARGS sets it.
+# Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
 start_nodes() {
-  local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret
+  local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret loops=()
+  if [ "$count" -gt 1 ] && [[ " ${NODE_ARGS[*]} " != *" --dht.io-threads="* ]]; then
+    loops=("--dht.io-threads=$(( $(nproc) / count > 1 ? $(nproc) / count : 1 ))")
+  fi
   PIDS=(); LOGS=(); PORTS=()
   while [ ${#PORTS[@]} -lt "$count" ]; do
     port=$(free_port); case " ${PORTS[*]} " in *" $port "*) ;; *) PORTS+=("$port") ;; esac
@@ -115,7 +120,7 @@ start_nodes() {
     rm -rf "$data/data-$port"
     DHT_CLUSTER_SECRET="$secret" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
       --server.port="$port" --dht.self="http://127.0.0.1:$port" --dht.nodes="$nodes" --dht.data-dir="$data/data-$port" \
-      "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
+      "${loops[@]}" "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
     PIDS+=($!); LOGS+=("$dir/node-$port.log")
   done
   URLS="$nodes"
