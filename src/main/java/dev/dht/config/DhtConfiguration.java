@@ -96,10 +96,14 @@ public class DhtConfiguration {
 
     /**
      * Netty resources of this node only (not Reactor Netty's global ones), so several nodes can run in one JVM
-     * and stopping one does not stop the others. {@code dht.io-threads} event loops (default one per processor,
-     * not Reactor Netty's at least 4) serve the web server and the replica client alike; fewer loops than cores
-     * plus storage threads mean fewer thread hand-offs per request. On 2 cores, 2 loops instead of 4 cost the local
-     * 3-node cluster 3-12 % less CPU per request, and a single node the same or less (gatling/README.md). The connection pool is the replica pool: keep-alive, at most
+     * and stopping one does not stop the others.
+     *
+     * <p>{@code dht.io-threads} event loops (default one per processor, not Reactor Netty's at least 4) serve the
+     * web server and the replica client alike; fewer loops than cores plus storage threads mean fewer thread
+     * hand-offs per request. On 2 cores, 2 loops instead of 4 cost the local 3-node cluster 3-12 % less CPU per
+     * request, and a single node the same or less (gatling/README.md).
+     *
+     * <p>The connection pool is the replica pool: keep-alive, at most
      * {@code dht.replica-pool-size} connections per peer, and at most as many calls again waiting for one, each
      * at most the replica timeout. A call beyond that is refused at once as overload (503 to the client, see
      * {@link dev.dht.replication.RemoteReplica}): a long line of waiting calls would only turn overload into

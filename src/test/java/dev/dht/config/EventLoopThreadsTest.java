@@ -3,11 +3,9 @@ package dev.dht.config;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.DhtApplication;
+import dev.dht.testing.DhtClient;
 import io.netty.channel.EventLoopGroup;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -30,26 +28,24 @@ class EventLoopThreadsTest {
     Path tempDir;
 
     @Test
-    void aSetNumberOfEventLoopsServes() throws Exception {
+    void aSetNumberOfEventLoopsServes() {
         assertThat(eventLoopsOfNodeStartedWith("--dht.io-threads=3")).isEqualTo(3);
     }
 
     @Test
-    void byDefaultOneEventLoopPerProcessor() throws Exception {
+    void byDefaultOneEventLoopPerProcessor() {
         assertThat(eventLoopsOfNodeStartedWith()).isEqualTo(Runtime.getRuntime().availableProcessors());
     }
 
     /** Starts a single node with {@code settings}, checks that it serves, and returns its event loop count. */
-    private long eventLoopsOfNodeStartedWith(String... settings) throws Exception {
+    private long eventLoopsOfNodeStartedWith(String... settings) {
         List<String> args = new ArrayList<>(List.of("--server.port=0", "--dht.self=" + SELF, "--dht.nodes=" + SELF,
                 "--dht.data-dir=" + tempDir.resolve("data")));
         args.addAll(List.of(settings));
         try (ConfigurableApplicationContext context = new SpringApplication(DhtApplication.class).run(args.toArray(String[]::new))) {
             int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-            HttpResponse<String> status = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v0/status")).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            assertThat(status.statusCode()).isEqualTo(200);
+            DhtClient client = new DhtClient(URI.create("http://localhost:" + port));
+            assertThat(client.send("GET", "/v0/status", new byte[0]).statusCode()).isEqualTo(200);
             EventLoopGroup loops = context.getBean(ReactorResourceFactory.class).getLoopResources().onServer(true);
             return StreamSupport.stream(loops.spliterator(), false).count();
         }
