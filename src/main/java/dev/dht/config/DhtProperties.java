@@ -139,8 +139,8 @@ public record DhtProperties(
      * @param sync          fsync every write: survives power loss, not only {@code kill -9}. Default false
      * @param threads       storage worker threads. Default 4
      * @param queueCapacity storage tasks that may wait; beyond it requests get 503. Default 1024
-     * @param rowCacheSize  memory for the row cache of recently read or written records (bytes, suffixes KB, MB,
-     *                      GB); 0 turns it off. Default 32MB
+     * @param rowCacheSize  memory for the row cache of recently read records, kept current by writes (bytes,
+     *                      suffixes KB, MB, GB); 0 turns it off. Default 32MB
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,

@@ -6,10 +6,15 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 
 /**
- * A {@link RecordRepository} with a row cache in front (Cassandra's term): the newest record of recently read or
- * written keys, tombstones included, in a Caffeine cache bounded by weight (key + value bytes + a fixed overhead
- * per entry). {@link #cached} answers hits without touching the disk, so a read that hits needs no hand-off to
- * the storage scheduler.
+ * A {@link RecordRepository} with a row cache in front (Cassandra's term): the newest record of recently read
+ * keys, tombstones included, in a Caffeine cache bounded by weight (key + value bytes + a fixed overhead per
+ * entry). {@link #cached} answers hits without touching the disk, so a read that hits needs no hand-off to the
+ * storage scheduler.
+ *
+ * <p>As in Cassandra, reads fill the cache and writes only keep it current: a write replaces the row of a key
+ * that is cached and adds none. Caching every written row kept each write's value on the heap until evicted, so
+ * every young collection copied the rows written since the last one; a write-heavy load of new keys paid for
+ * that in GC pauses without a single hit (gatling/README.md, "Row cache and GC").
  *
  * <p>Coherence: every change of the cache happens under the key's stripe lock, together with the write or the
  * read of the delegate it reflects, so a cached entry is always the delegate's current record for its key (a
@@ -76,7 +81,7 @@ public final class RowCachedRecordRepository implements RecordRepository {
         synchronized (locks.lockFor(key)) {
             boolean written = delegate.upsert(key, record);
             if (written) {
-                rows.put(ByteBuffer.wrap(key.clone()), record);
+                rows.asMap().computeIfPresent(ByteBuffer.wrap(key), (cachedKey, cachedRow) -> record);
             }
             return written;
         }

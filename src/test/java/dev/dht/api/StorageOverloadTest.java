@@ -63,6 +63,7 @@ class StorageOverloadTest {
     @Test
     void fullStorageQueueIs503WithRetryAfterAndTheNodeServesNormallyAfterwards() throws Exception {
         put("before", "stored before the overload").expectStatus().isCreated();
+        assertThat(get("before")).as("read once, so in the row cache").isEqualTo("stored before the overload");
         occupyTheStorageThreadAndFillTheQueue();
 
         String body = put("during", "refused").expectStatus().isEqualTo(503)

@@ -36,25 +36,32 @@ class RowCachedRecordRepositoryTest {
     }
 
     @Test
-    void aWrittenRecordIsCachedAndALateOlderWriteDoesNotReplaceIt() {
+    void aWriteAddsNoRowButReplacesACachedOneAndALateOlderWriteDoesNotReplaceIt() {
         RowCachedRecordRepository repository = new RowCachedRecordRepository(leveldb, 1 << 20);
-        assertThat(repository.cached(key("a"))).isNull();
+        assertThat(repository.upsert(key("a"), Record.value(10, bytes("first")))).isTrue();
+        assertThat(repository.cached(key("a"))).as("a write does not fill the cache").isNull();
+        assertThat(repository.get(key("a")).value()).isEqualTo(bytes("first"));
+        assertThat(repository.cached(key("a")).value()).as("a read does").isEqualTo(bytes("first"));
 
         assertThat(repository.upsert(key("a"), Record.value(20, bytes("new")))).isTrue();
-        assertThat(repository.upsert(key("a"), Record.value(10, bytes("old")))).isFalse();
+        assertThat(repository.upsert(key("a"), Record.value(15, bytes("old")))).isFalse();
 
         assertThat(repository.cached(key("a")).value()).isEqualTo(bytes("new"));
         assertThat(repository.get(key("a")).value()).isEqualTo(bytes("new"));
         assertThat(leveldb.get(key("a")).value()).isEqualTo(bytes("new"));
+        assertThat(repository.cached(key("b"))).isNull();
     }
 
     @Test
-    void aTombstoneIsCachedLikeAValue() {
-        RowCachedRecordRepository repository = new RowCachedRecordRepository(leveldb, 1 << 20);
+    void aTombstoneReplacesACachedValueAndIsReadFromTheCache() {
+        RowCachedRecordRepository repository = new RowCachedRecordRepository(countingReads(leveldb), 1 << 20);
         repository.upsert(key("a"), Record.value(1, bytes("v")));
+        repository.get(key("a"));
         repository.upsert(key("a"), Record.tombstone(2));
 
         assertThat(repository.cached(key("a")).isTombstone()).isTrue();
+        assertThat(repository.get(key("a")).isTombstone()).isTrue();
+        assertThat(diskReads).as("only the first read went to disk").hasValue(1);
     }
 
     @Test
@@ -78,6 +85,7 @@ class RowCachedRecordRepositoryTest {
         RowCachedRecordRepository repository = new RowCachedRecordRepository(leveldb, capacity);
         for (int i = 0; i < 200; i++) {
             repository.upsert(key("k" + i), Record.value(1, new byte[valueBytes]));
+            repository.get(key("k" + i));
         }
         repository.rows().cleanUp();
 
@@ -127,6 +135,8 @@ class RowCachedRecordRepositoryTest {
     void closingDropsTheCachedRowsAndANonPositiveCapacityIsRefused() throws Exception {
         RowCachedRecordRepository repository = new RowCachedRecordRepository(leveldb, 1 << 20);
         repository.upsert(key("a"), Record.value(1, bytes("v")));
+        repository.get(key("a"));
+        assertThat(repository.cached(key("a"))).isNotNull();
         repository.close();
 
         assertThat(repository.isOpen()).isFalse();
