@@ -9,6 +9,7 @@ import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.metrics.StorageMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
+import dev.dht.replication.QuorumTimers;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
@@ -160,9 +161,10 @@ public class DhtConfiguration {
 
     @Bean
     Coordinator coordinator(DhtProperties properties, ShardRouter router, Replicas replicas, LocalStore store,
-                            MeterRegistry registry) {
+                            ReactorResourceFactory resources, MeterRegistry registry) {
         return new Coordinator(router, replicas.byNode(), store.clock(), properties.replicaTimeout(),
-                properties.speculativeRetryDelay(), registry);
+                properties.speculativeRetryDelay(), QuorumTimers.onLoopsOf(resources.getLoopResources().onServer(true)),
+                registry);
     }
 
     @Bean
