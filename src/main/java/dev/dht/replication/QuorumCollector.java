@@ -36,7 +36,7 @@ public final class QuorumCollector {
      * @param operation name used in the failure message (e.g. "PUT")
      * @param calls     one cold Mono per replica; each must emit one value or fail
      * @param ack       successes required, 1 &lt;= ack &lt;= calls.size()
-     * @param timeout   how long to wait for {@code ack} successes (timed on {@link QuorumTimers#PARALLEL})
+     * @param timeout   how long to wait for {@code ack} successes
      * @return the first {@code ack} values, in arrival order
      */
     public static <T> Mono<List<T>> firstAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
@@ -63,9 +63,15 @@ public final class QuorumCollector {
      *                              use {@link #firstAcks})
      * @param retryAllowed          asked once the delay passed; false skips the speculative retry (a
      *                              {@link RetryBudget}), not the retries after failures
-     * @param timers                where the timeout and the speculative retry run ({@link QuorumTimers})
      * @throws IllegalArgumentException if the delay is not positive or {@code ack} is not below {@code from}
      */
+    public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
+                                                         Duration speculativeRetryDelay, BooleanSupplier retryAllowed) {
+        return firstAcksSpeculating(operation, calls, ack, timeout, speculativeRetryDelay, retryAllowed,
+                QuorumTimers.PARALLEL);
+    }
+
+    /** {@link #firstAcksSpeculating} with its timeout and speculative retry on {@code timers}. */
     public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
                                                          Duration speculativeRetryDelay, BooleanSupplier retryAllowed,
                                                          QuorumTimers timers) {
@@ -78,9 +84,13 @@ public final class QuorumCollector {
 
     /**
      * {@link #firstAcks} for writes, whose answers carry nothing the caller needs: completes empty once
-     * {@code ack} calls succeeded (so no value is dropped and discarded downstream, as {@code then()} would). Its
-     * timeout runs on {@code timers}.
+     * {@code ack} calls succeeded (so no value is dropped and discarded downstream, as {@code then()} would).
      */
+    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
+        return awaitAcks(operation, calls, ack, timeout, QuorumTimers.PARALLEL);
+    }
+
+    /** {@link #awaitAcks(String, List, int, Duration)} with its timeout on {@code timers}. */
     public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout,
                                            QuorumTimers timers) {
         return collect(operation, calls, ack, timeout, false, calls.size(), null, null, timers);
