@@ -9,7 +9,6 @@ import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.metrics.StorageMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
-import dev.dht.replication.QuorumTimers;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
@@ -161,10 +160,9 @@ public class DhtConfiguration {
 
     @Bean
     Coordinator coordinator(DhtProperties properties, ShardRouter router, Replicas replicas, LocalStore store,
-                            ReactorResourceFactory resources, MeterRegistry registry) {
+                            MeterRegistry registry) {
         return new Coordinator(router, replicas.byNode(), store.clock(), properties.replicaTimeout(),
-                properties.speculativeRetryDelay(), QuorumTimers.onLoopsOf(resources.getLoopResources().onServer(true)),
-                registry);
+                properties.speculativeRetryDelay(), registry);
     }
 
     @Bean

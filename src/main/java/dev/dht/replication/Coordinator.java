@@ -37,7 +37,6 @@ public final class Coordinator {
     private final HybridLogicalClock clock;
     private final Duration timeout;
     private final Duration speculativeRetryDelay;
-    private final QuorumTimers timers;
     /** Counters {@code dht.quorum} by operation (GET, PUT, DELETE): [outcome success, outcome failure], registered once. */
     private final Map<String, Counter[]> quorumOutcomes = new HashMap<>();
     private final Counter repairsSent;
@@ -51,16 +50,14 @@ public final class Coordinator {
      * @param timeout               how long to wait for {@code ack} answers before 504
      * @param speculativeRetryDelay how long a read waits for its first {@code ack} replicas before it asks the
      *                              others too; zero asks all {@code from} at once
-     * @param timers                where the quorums' timeout and speculative retry tasks run
      */
     public Coordinator(ShardRouter router, Map<Node, Replica> replicas, HybridLogicalClock clock, Duration timeout,
-                       Duration speculativeRetryDelay, QuorumTimers timers, MeterRegistry registry) {
+                       Duration speculativeRetryDelay, MeterRegistry registry) {
         this.router = router;
         this.replicas = Map.copyOf(replicas);
         this.clock = clock;
         this.timeout = timeout;
         this.speculativeRetryDelay = speculativeRetryDelay;
-        this.timers = timers;
         for (String operation : List.of("GET", "PUT", "DELETE")) {
             String tag = operation.toLowerCase(Locale.ROOT);
             quorumOutcomes.put(operation, new Counter[] {
@@ -101,9 +98,9 @@ public final class Coordinator {
         if (speculating) {
             retryBudget.deposit();
             quorum = QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay,
-                    speculativeRetryAllowed, timers);
+                    speculativeRetryAllowed);
         } else {
-            quorum = QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout, timers);
+            quorum = QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout);
         }
         return counted("GET", quorum)
                 .map(answers -> {
@@ -152,7 +149,7 @@ public final class Coordinator {
         for (Replica replica : replicasFor(id, rf)) {
             calls.add(replica.write(id, record));
         }
-        return counted(operation, QuorumCollector.awaitAcks(operation, calls, rf.ack(), timeout, timers));
+        return counted(operation, QuorumCollector.awaitAcks(operation, calls, rf.ack(), timeout));
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -11,6 +12,7 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 /**
@@ -40,13 +42,7 @@ public final class QuorumCollector {
      * @return the first {@code ack} values, in arrival order
      */
     public static <T> Mono<List<T>> firstAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return firstAcks(operation, calls, ack, timeout, QuorumTimers.PARALLEL);
-    }
-
-    /** {@link #firstAcks(String, List, int, Duration)} with its timeout on {@code timers}. */
-    public static <T> Mono<List<T>> firstAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                              QuorumTimers timers) {
-        return collect(operation, calls, ack, timeout, true, calls.size(), null, null, timers);
+        return collect(operation, calls, ack, timeout, true, calls.size(), null, null);
     }
 
     /**
@@ -67,19 +63,11 @@ public final class QuorumCollector {
      */
     public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
                                                          Duration speculativeRetryDelay, BooleanSupplier retryAllowed) {
-        return firstAcksSpeculating(operation, calls, ack, timeout, speculativeRetryDelay, retryAllowed,
-                QuorumTimers.PARALLEL);
-    }
-
-    /** {@link #firstAcksSpeculating} with its timeout and speculative retry on {@code timers}. */
-    public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                                         Duration speculativeRetryDelay, BooleanSupplier retryAllowed,
-                                                         QuorumTimers timers) {
         if (speculativeRetryDelay.isNegative() || speculativeRetryDelay.isZero() || ack >= calls.size()) {
             throw new IllegalArgumentException("nothing to speculate on: delay " + speculativeRetryDelay + ", ack " + ack
                     + " of " + calls.size() + " (use firstAcks)");
         }
-        return collect(operation, calls, ack, timeout, true, ack, speculativeRetryDelay, retryAllowed, timers);
+        return collect(operation, calls, ack, timeout, true, ack, speculativeRetryDelay, retryAllowed);
     }
 
     /**
@@ -87,13 +75,7 @@ public final class QuorumCollector {
      * {@code ack} calls succeeded (so no value is dropped and discarded downstream, as {@code then()} would).
      */
     public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return awaitAcks(operation, calls, ack, timeout, QuorumTimers.PARALLEL);
-    }
-
-    /** {@link #awaitAcks(String, List, int, Duration)} with its timeout on {@code timers}. */
-    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                           QuorumTimers timers) {
-        return collect(operation, calls, ack, timeout, false, calls.size(), null, null, timers);
+        return collect(operation, calls, ack, timeout, false, calls.size(), null, null);
     }
 
     /**
@@ -101,9 +83,9 @@ public final class QuorumCollector {
      * instead of {@code Flux.merge(...).handle(...).next().timeout(...)}: its cancel and discard paths walked
      * the whole subscriber context on every request, and replacing it cut the CPU per single-node PUT and GET
      * by about 15 % (wrk, 32 connections, six 15-s runs of each version, medians 74 -> 63 us and 63 -> 52 us).
-     * The timeout is one task on {@code timers} (the calling event loop, see {@link QuorumTimers}), disposed when
-     * the result is decided or the caller cancels, and so is the speculative retry task; callbacks may come from
-     * any thread (storage threads, event loops).
+     * The timeout is one task on {@link Schedulers#parallel()}, disposed when the result is decided or the
+     * caller cancels, and so is the speculative retry task; callbacks may come from any thread (storage threads,
+     * event loops).
      *
      * @param initial      calls started at once; the rest start on a failure or at {@code speculateAt}
      * @param speculateAt  when to start the calls not yet started; null if {@code initial} is all of them
@@ -111,7 +93,7 @@ public final class QuorumCollector {
      */
     private static <T, R> Mono<R> collect(String operation, List<Mono<T>> calls, int ack, Duration timeout,
                                           boolean emitValues, int initial, Duration speculateAt,
-                                          BooleanSupplier retryAllowed, QuorumTimers timers) {
+                                          BooleanSupplier retryAllowed) {
         int from = calls.size();
         if (ack < 1 || ack > from) {
             throw new IllegalArgumentException("ack must be in [1, " + from + "], was " + ack);
@@ -119,9 +101,10 @@ public final class QuorumCollector {
         List<Mono<T>> replicaCalls = List.copyOf(calls);
         return Mono.create(sink -> {
             Tally<T, R> tally = new Tally<>(operation, ack, replicaCalls, initial, sink, emitValues);
-            Disposable timer = timers.schedule(tally::timeOut, timeout);
+            Disposable timer = Schedulers.parallel().schedule(tally::timeOut, timeout.toNanos(), TimeUnit.NANOSECONDS);
             if (speculateAt != null) {
-                timer = Disposables.composite(timer, timers.schedule(() -> tally.speculate(retryAllowed), speculateAt));
+                timer = Disposables.composite(timer, Schedulers.parallel().schedule(
+                        () -> tally.speculate(retryAllowed), speculateAt.toNanos(), TimeUnit.NANOSECONDS));
             }
             sink.onDispose(timer);
             tally.start(initial);

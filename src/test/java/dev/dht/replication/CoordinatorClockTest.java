@@ -42,7 +42,7 @@ class CoordinatorClockTest {
         URI self = URI.create("http://localhost:8080");
         ClusterTopology topology = new ClusterTopology(self, List.of(self));
         return new Coordinator(new ShardRouter(topology), Map.of(topology.self(), replica), clock,
-                Duration.ofSeconds(1), Duration.ofMillis(50), QuorumTimers.PARALLEL, new SimpleMeterRegistry());
+                Duration.ofSeconds(1), Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 
     private static byte[] bytes(String text) {

@@ -72,7 +72,7 @@ class CoordinatorReadTest {
     @Test
     void speculativeRetriesStayWithinATenthOfTheReads() {
         Coordinator coordinator = new Coordinator(router, Map.of(node(0), self, node(1), b, node(2), c),
-                new HybridLogicalClock(), Duration.ofMillis(500), Duration.ofMillis(10), QuorumTimers.PARALLEL, registry);
+                new HybridLogicalClock(), Duration.ofMillis(500), Duration.ofMillis(10), registry);
         b.reads(Reads.NEVER_ANSWER);
         List<String> ids = keysAskingFirst(b, 200);
 
@@ -108,7 +108,7 @@ class CoordinatorReadTest {
         InMemoryReplica down = new InMemoryReplica(Replica.PEER_DOWN);
         down.reads(Reads.NEVER_ANSWER);
         Coordinator coordinator = new Coordinator(router, Map.of(node(0), self, node(1), down, node(2), c),
-                new HybridLogicalClock(), TIMEOUT, TIMEOUT.minusSeconds(1), QuorumTimers.PARALLEL, registry);
+                new HybridLogicalClock(), TIMEOUT, TIMEOUT.minusSeconds(1), registry);
         for (int i = 0; i < 10; i++) {
             coordinator.put("k" + i, bytes("v" + i), new ReplicationFactor(2, 3)).block();
         }
@@ -146,7 +146,7 @@ class CoordinatorReadTest {
 
     private Coordinator coordinator(Duration speculativeRetryDelay) {
         return new Coordinator(router, Map.of(node(0), self, node(1), b, node(2), c), new HybridLogicalClock(),
-                TIMEOUT, speculativeRetryDelay, QuorumTimers.PARALLEL, registry);
+                TIMEOUT, speculativeRetryDelay, registry);
     }
 
     private Node node(int index) {

@@ -3,16 +3,9 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.netty.channel.EventLoopGroup;
-import io.netty.channel.MultiThreadIoEventLoopGroup;
-import io.netty.channel.nio.NioIoHandler;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
@@ -93,54 +86,5 @@ class QuorumCollectorTest {
         assertThat(subscriptions[0]).as("cold until subscribed").isZero();
         assertThat(quorum.block()).containsExactly("x1");
         assertThat(quorum.block()).containsExactly("x2");
-    }
-
-    @Test
-    void onAnEventLoopTheTimeoutFiresOnThatLoopAndAQuorumDecidedFirstCancelsItsTimer() throws Exception {
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        try {
-            QuorumTimers timers = QuorumTimers.onLoopsOf(group);
-            AtomicReference<String> failedOn = new AtomicReference<>();
-            CompletableFuture<Throwable> timedOut = new CompletableFuture<>();
-            group.execute(() -> QuorumCollector.firstAcks("GET", List.of(Mono.<String>never()), 1, Duration.ofMillis(100), timers)
-                    .subscribe(ok -> { }, error -> {
-                        failedOn.set(Thread.currentThread().getName());
-                        timedOut.complete(error);
-                    }));
-            assertThat(timedOut.get(5, TimeUnit.SECONDS)).isInstanceOf(QuorumNotReachedException.class)
-                    .hasMessageContaining("timed out");
-            AtomicReference<String> loopName = new AtomicReference<>();
-            group.submit(() -> loopName.set(Thread.currentThread().getName())).get(5, TimeUnit.SECONDS);
-            assertThat(failedOn.get()).as("the timeout ran on the loop that started the quorum").isEqualTo(loopName.get());
-
-            AtomicInteger outcomes = new AtomicInteger();
-            CompletableFuture<List<String>> answered = new CompletableFuture<>();
-            group.execute(() -> QuorumCollector.firstAcks("GET", List.of(Mono.just("a")), 1, Duration.ofMillis(100), timers)
-                    .subscribe(answers -> {
-                        outcomes.incrementAndGet();
-                        answered.complete(answers);
-                    }, error -> outcomes.incrementAndGet()));
-            assertThat(answered.get(5, TimeUnit.SECONDS)).containsExactly("a");
-            Thread.sleep(300);
-            assertThat(outcomes).as("no second outcome after the timeout's due time").hasValue(1);
-        } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        }
-    }
-
-    @Test
-    void offTheLoopsTheTimersRunOnTheParallelScheduler() {
-        EventLoopGroup group = new MultiThreadIoEventLoopGroup(1, NioIoHandler.newFactory());
-        try {
-            QuorumTimers timers = QuorumTimers.onLoopsOf(group);
-            AtomicReference<String> failedOn = new AtomicReference<>();
-            assertThatThrownBy(() -> QuorumCollector.firstAcks("GET", List.of(Mono.<String>never()), 1, Duration.ofMillis(100), timers)
-                    .doOnError(error -> failedOn.set(Thread.currentThread().getName()))
-                    .block())
-                    .isInstanceOf(QuorumNotReachedException.class);
-            assertThat(failedOn.get()).startsWith("parallel-");
-        } finally {
-            group.shutdownGracefully(0, 1, TimeUnit.SECONDS);
-        }
     }
 }
