@@ -106,9 +106,10 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
 # (--dht.io-threads = processors / COUNT, at least 1) unless NODE_ARGS sets it.
 # Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
 start_nodes() {
-  local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret loops=()
+  local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret loops=() share
   if [ "$count" -gt 1 ] && [[ " ${NODE_ARGS[*]} " != *" --dht.io-threads="* ]]; then
-    loops=("--dht.io-threads=$(( $(nproc) / count > 1 ? $(nproc) / count : 1 ))")
+    share=$(( $(nproc) / count ))
+    loops=("--dht.io-threads=$(( share > 1 ? share : 1 ))")
   fi
   PIDS=(); LOGS=(); PORTS=()
   while [ ${#PORTS[@]} -lt "$count" ]; do
