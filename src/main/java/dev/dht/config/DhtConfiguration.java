@@ -103,6 +103,13 @@ public class DhtConfiguration {
      * hand-offs per request. On 2 cores, 2 loops instead of 4 cost the local 3-node cluster 3-12 % less CPU per
      * request, and a single node the same or less (gatling/README.md).
      *
+     * <p>One more thread ({@code webflux-http-select-*}) only accepts new connections, as Netty's boss group does,
+     * and hands each to an event loop. On an event loop, accepting would wait behind the loop's request work: a
+     * client that opens many connections at once (Gatling's open model under overload opens thousands) would
+     * fill the kernel's accept queue (at most {@code net.core.somaxconn}, 4096 by default), and the kernel then
+     * drops connection attempts, which clients retry only after 1 s, 3 s, ... The thread sleeps while no
+     * connection arrives.
+     *
      * <p>The connection pool is the replica pool: keep-alive, at most
      * {@code dht.replica-pool-size} connections per peer, and at most as many calls again waiting for one, each
      * at most the replica timeout. A call beyond that is refused at once as overload (503 to the client, see
@@ -113,7 +120,7 @@ public class DhtConfiguration {
     ReactorResourceFactory reactorResourceFactory(DhtProperties properties) {
         ReactorResourceFactory factory = new ReactorResourceFactory();
         factory.setUseGlobalResources(false);
-        factory.setLoopResourcesSupplier(() -> LoopResources.create("webflux-http", properties.effectiveIoThreads(), true));
+        factory.setLoopResourcesSupplier(() -> LoopResources.create("webflux-http", 1, properties.effectiveIoThreads(), true));
         factory.setConnectionProviderSupplier(() -> ConnectionProvider.builder("replicas")
                 .maxConnections(properties.replicaPoolSize())
                 .pendingAcquireMaxCount(properties.replicaPoolSize())
