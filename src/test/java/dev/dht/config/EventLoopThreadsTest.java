@@ -42,15 +42,14 @@ class EventLoopThreadsTest {
     @Test
     void aSetNumberOfEventLoopsServes() {
         try (ConfigurableApplicationContext node = startServingNode("--dht.io-threads=3")) {
-            assertThat(StreamSupport.stream(eventLoops(node).spliterator(), false).count()).isEqualTo(3);
+            assertThat(eventLoops(node)).hasSize(3);
         }
     }
 
     @Test
     void byDefaultOneEventLoopPerProcessor() {
         try (ConfigurableApplicationContext node = startServingNode()) {
-            assertThat(StreamSupport.stream(eventLoops(node).spliterator(), false).count())
-                    .isEqualTo(Runtime.getRuntime().availableProcessors());
+            assertThat(eventLoops(node)).hasSize(Runtime.getRuntime().availableProcessors());
         }
     }
 
@@ -67,8 +66,7 @@ class EventLoopThreadsTest {
         try (ConfigurableApplicationContext node = startServingNode("--dht.io-threads=1")) {
             int port = portOf(node);
             CountDownLatch release = new CountDownLatch(1);
-            List<EventExecutor> loops = new ArrayList<>();
-            eventLoops(node).forEach(loops::add);
+            List<EventExecutor> loops = eventLoops(node);
             CountDownLatch busy = new CountDownLatch(loops.size());
             loops.forEach(loop -> loop.execute(() -> {
                 busy.countDown();
@@ -115,8 +113,10 @@ class EventLoopThreadsTest {
         return ((WebServerApplicationContext) context).getWebServer().getPort();
     }
 
-    private static EventLoopGroup eventLoops(ConfigurableApplicationContext context) {
-        return context.getBean(ReactorResourceFactory.class).getLoopResources().onServer(true);
+    /** The node's event loops (those of the web server, which the replica client shares). */
+    private static List<EventExecutor> eventLoops(ConfigurableApplicationContext context) {
+        EventLoopGroup group = context.getBean(ReactorResourceFactory.class).getLoopResources().onServer(true);
+        return StreamSupport.stream(group.spliterator(), false).toList();
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
