@@ -4,6 +4,7 @@ import static org.springframework.web.reactive.function.server.RequestPredicates
 
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.config.DhtProperties;
+import dev.dht.metrics.ClientRequestMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeCoordinator;
@@ -11,6 +12,7 @@ import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.MeterRegistry;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
@@ -22,10 +24,13 @@ import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.netty.NettyPipeline;
 
 /** The HTTP surface: the public v0 API and the internal replica endpoints, as functional routes. */
 @Configuration(proxyBeanMethods = false)
 public class ApiRoutes {
+    /** Name of the {@link AdmissionHandler} in a connection's pipeline. */
+    static final String ADMISSION_HANDLER = "dht.admission";
 
     @Bean
     ErrorResponseHandler errorResponseHandler() {
@@ -46,8 +51,24 @@ public class ApiRoutes {
     }
 
     @Bean
-    InFlightRequestLimit inFlightRequestLimit(DhtProperties properties, EventLoopLag lag) {
-        return new InFlightRequestLimit(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag());
+    AdmissionControl admissionControl(DhtProperties properties, EventLoopLag lag) {
+        return new AdmissionControl(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag());
+    }
+
+    /**
+     * Puts an {@link AdmissionHandler} into every HTTP/1.1 connection's pipeline, right before Reactor Netty's
+     * request handling, so that client requests are admitted or refused (503) before Reactor Netty or WebFlux
+     * builds anything for them.
+     */
+    @Bean
+    NettyServerCustomizer admissionHandlerInstaller(AdmissionControl control, ClientRequestMetrics metrics) {
+        return server -> server.doOnChannelInit((observer, channel, remoteAddress) -> {
+            if (channel.pipeline().get(NettyPipeline.HttpTrafficHandler) == null) {
+                throw new IllegalStateException("no " + NettyPipeline.HttpTrafficHandler + " in " + channel.pipeline().names()
+                        + ": the admission handler supports HTTP/1.1 only");
+            }
+            channel.pipeline().addBefore(NettyPipeline.HttpTrafficHandler, ADMISSION_HANDLER, new AdmissionHandler(control, metrics));
+        });
     }
 
     @Bean

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import org.springframework.core.Ordered;
-import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
@@ -32,14 +31,14 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-        String operation = operationOf(exchange);
+        String operation = operationOf(exchange.getRequest().getMethod().name(), exchange.getRequest().getPath().value());
         if (operation == null) {
             return chain.filter(exchange);
         }
         long started = System.nanoTime();
         exchange.getResponse().beforeCommit(() -> {
             HttpStatusCode status = exchange.getResponse().getStatusCode();
-            timer(operation, status == null ? 200 : status.value()).record(System.nanoTime() - started, TimeUnit.NANOSECONDS);
+            record(operation, status == null ? 200 : status.value(), System.nanoTime() - started);
             return Mono.empty();
         });
         return chain.filter(exchange);
@@ -62,17 +61,33 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
                 .register(registry));
     }
 
-    private static String operationOf(ServerWebExchange exchange) {
-        String path = exchange.getRequest().getPath().value();
-        HttpMethod method = exchange.getRequest().getMethod();
+    /**
+     * Counts one answered client request that did not pass through this filter (one refused in the Netty
+     * pipeline, {@link dev.dht.api.AdmissionHandler}). Non-blocking.
+     *
+     * @param operation as {@link #operationOf}
+     * @param status    the HTTP status code
+     * @param nanos     time from reading the request to its answer, in ns
+     */
+    public void record(String operation, int status, long nanos) {
+        timer(operation, status).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    /**
+     * The {@code operation} tag of a request: get, put, delete or other on {@code /v0/entity}, range on
+     * {@code /v0/entities}, status on {@code /v0/status}; null for other paths (not timed).
+     *
+     * @param method the HTTP method, e.g. "GET"
+     * @param path   the request path without its query
+     */
+    public static String operationOf(String method, String path) {
         if ("/v0/entity".equals(path)) {
-            if (HttpMethod.GET.equals(method)) {
-                return "get";
-            }
-            if (HttpMethod.PUT.equals(method)) {
-                return "put";
-            }
-            return HttpMethod.DELETE.equals(method) ? "delete" : "other";
+            return switch (method) {
+                case "GET" -> "get";
+                case "PUT" -> "put";
+                case "DELETE" -> "delete";
+                default -> "other";
+            };
         }
         if ("/v0/entities".equals(path)) {
             return "range";

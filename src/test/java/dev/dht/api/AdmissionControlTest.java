@@ -1,0 +1,36 @@
+package dev.dht.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import org.junit.jupiter.api.Test;
+
+/** The in-flight limit: requests beyond it are refused with a reason until a slot is given back. */
+class AdmissionControlTest {
+    /** An event loop lag that is never started reads 0: here only the in-flight limit acts. */
+    private final AdmissionControl control = new AdmissionControl(2, new EventLoopLag(), Duration.ofMillis(100));
+
+    @Test
+    void requestsBeyondTheLimitAreRefusedUntilASlotIsGivenBack() {
+        assertThat(control.admit()).isNull();
+        assertThat(control.admit()).isNull();
+        assertThat(control.inFlight()).isEqualTo(2);
+
+        assertThat(control.admit()).isEqualTo("more than 2 requests in flight");
+        assertThat(control.inFlight()).as("a refusal takes no slot").isEqualTo(2);
+
+        control.release();
+        assertThat(control.admit()).as("admitted once a slot was given back").isNull();
+        control.release();
+        control.release();
+        assertThat(control.inFlight()).isZero();
+    }
+
+    @Test
+    void aLimitBelowOneIsRefused() {
+        assertThatThrownBy(() -> new AdmissionControl(0, new EventLoopLag(), Duration.ofMillis(100)))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("at least 1");
+    }
+}
