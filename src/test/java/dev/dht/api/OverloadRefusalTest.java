@@ -6,15 +6,17 @@ import dev.dht.storage.LocalStore;
 import dev.dht.testing.RawHttpConnection;
 import dev.dht.testing.RawHttpConnection.Response;
 import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.StorageThreadBlocker;
+import dev.dht.testing.V0Uri;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
@@ -49,16 +51,22 @@ class OverloadRefusalTest {
     @Autowired
     AdmissionControl admission;
 
-    private final CountDownLatch release = new CountDownLatch(1);
 
     @DynamicPropertySource
     static void settings(DynamicPropertyRegistry registry) {
         SingleNodeSettings.register(registry, dataDir);
     }
 
+    private StorageThreadBlocker storage;
+
+    @BeforeEach
+    void blocker() {
+        storage = new StorageThreadBlocker(store);
+    }
+
     @AfterEach
     void releaseStorage() {
-        release.countDown();
+        storage.release();
     }
 
     @Test
@@ -80,7 +88,7 @@ class OverloadRefusalTest {
             assertThat(connection.read().status()).as("the request being served is answered first").isEqualTo(403);
             assertThat(connection.read().status()).as("then the one refused behind it").isEqualTo(503);
 
-            release.countDown();
+            storage.release();
             assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
             awaitNoneInFlight();
 
@@ -110,24 +118,15 @@ class OverloadRefusalTest {
             assertThat(refusal.header("Connection")).isEqualTo("close");
             assertThat(connection.closedByServer()).isTrue();
         }
-        release.countDown();
+        storage.release();
         assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
     }
 
     /** Blocks the storage thread and sends a PUT, which then waits for it holding the one slot. */
     private CompletableFuture<HttpResponse<String>> holdTheOnlySlot() throws InterruptedException {
-        CountDownLatch running = new CountDownLatch(1);
-        store.scheduler().scheduler().schedule(() -> {
-            running.countDown();
-            try {
-                release.await(60, TimeUnit.SECONDS);
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-            }
-        });
-        assertThat(running.await(30, TimeUnit.SECONDS)).as("storage thread picked up the blocking task").isTrue();
+        storage.blockOneThread();
         CompletableFuture<HttpResponse<String>> held = HttpClient.newHttpClient().sendAsync(
-                HttpRequest.newBuilder(dev.dht.testing.V0Uri.entity(port, "held")).timeout(Duration.ofSeconds(60))
+                HttpRequest.newBuilder(V0Uri.entity(port, "held")).timeout(Duration.ofSeconds(60))
                         .PUT(HttpRequest.BodyPublishers.ofString("held")).build(),
                 HttpResponse.BodyHandlers.ofString());
         for (int i = 0; i < 300 && admission.inFlight() < 1; i++) {

@@ -4,13 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.ChunkedResponseReader;
 import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.StorageThreadBlocker;
 import dev.dht.testing.V0Uri;
 import dev.dht.storage.LocalStore;
-import dev.dht.storage.StorageScheduler;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -43,7 +41,7 @@ class StorageOverloadTest {
     LocalStore store;
 
     private WebTestClient client;
-    private final CountDownLatch release = new CountDownLatch(1);
+    private StorageThreadBlocker storage;
 
     @DynamicPropertySource
     static void settings(DynamicPropertyRegistry registry) {
@@ -53,11 +51,12 @@ class StorageOverloadTest {
     @BeforeEach
     void connect() {
         client = SingleNodeSettings.client(port);
+        storage = new StorageThreadBlocker(store);
     }
 
     @AfterEach
     void releaseStorage() {
-        release.countDown();
+        storage.release();
     }
 
     @Test
@@ -77,7 +76,7 @@ class StorageOverloadTest {
                 .expectStatus().isEqualTo(503).expectHeader().exists(HttpHeaders.RETRY_AFTER);
         client.get().uri("/v0/status").exchange().expectStatus().isOk();
 
-        release.countDown();
+        storage.release();
         awaitEmptyQueue();
 
         put("after", "stored after the overload").expectStatus().isCreated();
@@ -98,30 +97,16 @@ class StorageOverloadTest {
                 .expectStatus().isEqualTo(503)
                 .expectHeader().valueEquals(HttpHeaders.RETRY_AFTER, "1");
 
-        release.countDown();
+        storage.release();
         awaitEmptyQueue();
         client.get().uri(V0Uri.entities(port, "a", null)).exchange().expectStatus().isOk();
     }
 
-    /** Blocks the single storage thread until {@link #release} and puts one more task into the one queue slot. */
+    /** Blocks the single storage thread until released and puts one more task into the one queue slot. */
     private void occupyTheStorageThreadAndFillTheQueue() throws InterruptedException {
-        StorageScheduler storage = store.scheduler();
-        CountDownLatch running = new CountDownLatch(1);
-        storage.scheduler().schedule(() -> {
-            running.countDown();
-            awaitRelease();
-        });
-        assertThat(running.await(30, TimeUnit.SECONDS)).as("storage thread picked up the blocking task").isTrue();
-        storage.scheduler().schedule(this::awaitRelease);
-        assertThat(storage.queueDepth()).isEqualTo(1);
-    }
-
-    private void awaitRelease() {
-        try {
-            release.await(60, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        storage.blockOneThread();
+        storage.queueOneTask();
+        assertThat(store.scheduler().queueDepth()).isEqualTo(1);
     }
 
     private void awaitEmptyQueue() throws InterruptedException {
