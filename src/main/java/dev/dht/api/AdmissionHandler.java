@@ -75,7 +75,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
                 droppingBody = false;
             }
             if (msg instanceof DecoderResultProvider part && part.decoderResult().isFailure()) {
-                // a malformed body: the codec reads nothing more on this connection, and its 503 is sent
+                // after a framing error the codec decodes nothing more on this connection (Reactor Netty closes it too)
                 closing = true;
                 ctx.close();
             }
