@@ -110,7 +110,8 @@ class AdmissionHandlerTest {
         Object answerHead = connection.channel.readOutbound();
         assertThat(answerHead).isInstanceOf(DefaultHttpResponse.class);
         assertThat(((DefaultHttpResponse) answerHead).status()).isEqualTo(HttpResponseStatus.OK);
-        assertThat((Object) connection.channel.readOutbound()).isInstanceOf(LastHttpContent.class);
+        Object answerEnd = connection.channel.readOutbound();
+        assertThat(answerEnd).isInstanceOf(LastHttpContent.class);
         FullHttpResponse refusal = connection.answer();
         assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
         refusal.release();
