@@ -5,7 +5,6 @@ import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -36,8 +35,14 @@ public final class InProcessCluster implements AutoCloseable {
     private InProcessCluster(int size, Path root, Map<String, String> extraSettings) {
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraSettings = extraSettings;
+        List<Integer> ports;
+        try {
+            ports = NodeProcess.freePorts(size);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
         for (int i = 0; i < size; i++) {
-            urls.add(URI.create("http://localhost:" + freePort()));
+            urls.add(URI.create("http://localhost:" + ports.get(i)));
             dataDirs.add(root.resolve("node-" + i));
             faults.add(new ReplicaFaults());
             serverFaults.add(new ServerFaults());
@@ -151,15 +156,6 @@ public final class InProcessCluster implements AutoCloseable {
     public void close() {
         for (int i = 0; i < nodes.length; i++) {
             stop(i);
-        }
-    }
-
-    private static int freePort() {
-        try (ServerSocket socket = new ServerSocket(0)) {
-            socket.setReuseAddress(true);
-            return socket.getLocalPort();
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
         }
     }
 }

@@ -6,7 +6,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 
@@ -36,10 +35,7 @@ public final class ProcessCluster implements AutoCloseable {
 
     /** Starts {@code size} nodes with {@code jvmOptions} (e.g. -Xmx128m) and waits until each answers /v0/status. */
     public static ProcessCluster start(int size, Path dir, List<String> jvmOptions) throws IOException, InterruptedException {
-        List<Integer> ports = new ArrayList<>();
-        for (int i = 0; i < size; i++) {
-            ports.add(NodeProcess.freePort());
-        }
+        List<Integer> ports = NodeProcess.freePorts(size);
         Files.createDirectories(dir);
         ProcessCluster cluster = new ProcessCluster(dir, ports, jvmOptions);
         try {
