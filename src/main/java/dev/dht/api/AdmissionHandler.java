@@ -33,10 +33,11 @@ import java.util.ArrayDeque;
  * <p>The connection stays usable: a refused request's body is read and dropped, and the 503 keeps the connection
  * alive unless the request asked to close it or expected {@code 100 Continue} (its client may or may not send
  * the body, so the connection is closed after the 503). A refused request whose body turns out malformed (bad
- * chunk framing) closes the connection, as Reactor Netty does after its 400 for one. Answers keep the order of the requests: a request
- * refused while answers to earlier (pipelined) requests on the same connection are still pending gets its 503
- * right after the last of them. A request admitted holds its in-flight slot until the last part of its answer
- * is written, or the connection closes. Refusals are counted in {@code dht.client.requests} with status 503.
+ * chunk framing) closes the connection, as Reactor Netty does after its 400 for one. Answers keep the order of
+ * the requests: a request refused while answers to earlier (pipelined) requests on the same connection are still
+ * pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
+ * part of its answer is written, or the connection closes. Refusals are counted in {@code dht.client.requests}
+ * with status 503.
  *
  * <p>One instance per connection (not sharable); runs on the connection's event loop and never blocks.
  */
@@ -154,7 +155,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                 .set(HttpHeaderNames.RETRY_AFTER, "1");
         HttpUtil.setKeepAlive(response, keepAlive);
-        Refusal refusal = new Refusal(response, operation, started, keepAlive);
+        Refusal refusal = new Refusal(response, operation, started);
         if (pending.isEmpty()) {
             send(ctx, refusal);
         } else {
@@ -165,9 +166,10 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     private void send(ChannelHandlerContext ctx, Refusal refusal) {
         ChannelFuture written = ctx.writeAndFlush(refusal.response());
         if (refusal.operation() != null) {
-            metrics.record(refusal.operation(), HttpResponseStatus.SERVICE_UNAVAILABLE.code(), System.nanoTime() - refusal.startedNanos());
+            long nanos = System.nanoTime() - refusal.startedNanos();
+            metrics.record(refusal.operation(), HttpResponseStatus.SERVICE_UNAVAILABLE.code(), nanos);
         }
-        if (!refusal.keepAlive()) {
+        if (!HttpUtil.isKeepAlive(refusal.response())) {
             written.addListener(ChannelFutureListener.CLOSE);
         }
     }
@@ -202,6 +204,6 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     }
 
     /** A 503 of ours waiting for the answers to earlier requests on the connection. */
-    private record Refusal(FullHttpResponse response, String operation, long startedNanos, boolean keepAlive) {
+    private record Refusal(FullHttpResponse response, String operation, long startedNanos) {
     }
 }
