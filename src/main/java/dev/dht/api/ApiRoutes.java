@@ -93,7 +93,7 @@ public class ApiRoutes {
 
     @Bean
     RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store) {
-        int maxRecord = (int) properties.maxValueSize().toBytes() + Record.HEADER_BYTES;
+        int maxRecord = (int) properties.maxValueSize().toBytes() + Record.MAX_HEADER_BYTES;
         InternalRecordHandler records = new InternalRecordHandler(store, new RequestBodyReader(maxRecord));
         return RouterFunctions.route()
                 .GET(InternalProtocol.RECORD_PATH, records::read)

@@ -134,14 +134,17 @@ public final class Coordinator {
     private record ReplicaRead(Replica replica, Optional<Record> record) {
     }
 
-    /** Stores {@code value} under {@code id}, stamped with this node's clock. */
+    /**
+     * Stores {@code value} under {@code id}, stamped with this node's clock and with {@code rf.from()}, the
+     * replica count that repair paths keep the key to.
+     */
     public Mono<Void> put(String id, byte[] value, ReplicationFactor rf) {
-        return write("PUT", id, Record.value(clock.now(), value), rf);
+        return write("PUT", id, Record.value(clock.now(), value, rf.from(), 0), rf);
     }
 
-    /** Writes a tombstone for {@code id}, stamped with this node's clock. */
+    /** Writes a tombstone for {@code id}, stamped with this node's clock and with {@code rf.from()}. */
     public Mono<Void> delete(String id, ReplicationFactor rf) {
-        return write("DELETE", id, Record.tombstone(clock.now()), rf);
+        return write("DELETE", id, Record.tombstone(clock.now(), rf.from()), rf);
     }
 
     private Mono<Void> write(String operation, String id, Record record, ReplicationFactor rf) {

@@ -6,51 +6,98 @@ import java.util.Objects;
 
 /**
  * One stored version of a key: a value or a tombstone, stamped with the {@link HybridLogicalClock} timestamp
- * of the write that produced it.
+ * of the write that produced it, with the write's replica count ({@code from}) and an optional expiry (TTL).
  *
  * <p>This class is the single definition of the binary layout used both on disk (LevelDB values) and on the
- * internal replica protocol (HTTP bodies):
+ * internal replica protocol (HTTP bodies). Two header forms exist; flag bit 1 tells them apart, so records
+ * written before the extended form (format 0) still decode:
  * <pre>
  * offset  size  field
  *      0     8  timestamp, big-endian signed long (hybrid logical clock: 48 bits of wall-clock
  *               milliseconds since the epoch, then a 16-bit counter; see HybridLogicalClock)
- *      8     1  flags: bit 0 set = tombstone; bits 1-7 reserved, written as 0
- *      9     n  value bytes (n = total length - 9; always 0 for a tombstone)
+ *      8     1  flags: bit 0 set = tombstone
+ *                      bit 1 set = format 1: the two fields below follow (clear = format 0, value at offset 9)
+ *                      bits 2-7 reserved, written as 0, rejected if set
+ * format 1 only:
+ *      9     1  from: the number of replicas the write asked for, unsigned 1-255 (the key's first {@code from}
+ *               rendezvous replicas hold it); format 0 decodes as 0 = unknown
+ *     10     8  expiry, big-endian: wall-clock milliseconds since the epoch from which the record reads as
+ *               absent (TTL); 0 = never; format 0 decodes as 0
+ *  9/18      n  value bytes (n = total length - header; always 0 for a tombstone)
  * </pre>
+ * A record with neither a replica count nor an expiry is written in format 0, byte for byte as before.
  *
  * <p>Instances are immutable; the value array is never exposed for writing (callers must not modify the array
  * returned by {@link #value()}).
  */
 public final class Record {
-    /** Bytes before the value: 8 bytes timestamp + 1 byte flags. */
+    /** Bytes before the value in format 0: 8 bytes timestamp + 1 byte flags. */
     public static final int HEADER_BYTES = 9;
+    /** Bytes before the value in format 1: format 0's header + 1 byte from + 8 bytes expiry. */
+    public static final int EXTENDED_HEADER_BYTES = HEADER_BYTES + 1 + 8;
+    /** The largest header of any format: a value of n bytes encodes into at most n + this many bytes. */
+    public static final int MAX_HEADER_BYTES = EXTENDED_HEADER_BYTES;
+    /** Largest replica count the header can hold. */
+    public static final int MAX_FROM = 255;
     private static final byte FLAG_TOMBSTONE = 0x01;
+    private static final byte FLAG_EXTENDED = 0x02;
+    private static final int KNOWN_FLAGS = FLAG_TOMBSTONE | FLAG_EXTENDED;
     private static final byte[] EMPTY = new byte[0];
 
     private final long timestamp;
     private final boolean tombstone;
+    private final int from;
+    private final long expiresAtMillis;
     private final byte[] value;
 
-    private Record(long timestamp, boolean tombstone, byte[] value) {
+    private Record(long timestamp, boolean tombstone, int from, long expiresAtMillis, byte[] value) {
         this.timestamp = checkTimestamp(timestamp);
+        if (from < 0 || from > MAX_FROM) {
+            throw new IllegalArgumentException("from must be in [0, " + MAX_FROM + "], was " + from);
+        }
+        if (expiresAtMillis < 0) {
+            throw new IllegalArgumentException("expiry must be >= 0 (0 = never), was " + expiresAtMillis);
+        }
         this.tombstone = tombstone;
+        this.from = from;
+        this.expiresAtMillis = expiresAtMillis;
         this.value = value;
     }
 
-    /** A live value written at {@code timestamp}; {@code value} may be empty, never null. */
+    /** A live value written at {@code timestamp}, replica count unknown, no expiry; {@code value} may be empty, never null. */
     public static Record value(long timestamp, byte[] value) {
-        return new Record(timestamp, false, Objects.requireNonNull(value, "value"));
+        return value(timestamp, value, 0, 0);
     }
 
-    /** A deletion marker written at {@code timestamp}. */
+    /**
+     * A live value written at {@code timestamp} by a write to {@code from} replicas, reading as absent from
+     * {@code expiresAtMillis} (wall-clock ms since the epoch; 0 = never).
+     *
+     * @throws IllegalArgumentException if {@code from} is outside [0, 255] (0 = unknown) or the expiry is negative
+     */
+    public static Record value(long timestamp, byte[] value, int from, long expiresAtMillis) {
+        return new Record(timestamp, false, from, expiresAtMillis, Objects.requireNonNull(value, "value"));
+    }
+
+    /** A deletion marker written at {@code timestamp}, replica count unknown. */
     public static Record tombstone(long timestamp) {
-        return new Record(timestamp, true, EMPTY);
+        return tombstone(timestamp, 0);
+    }
+
+    /**
+     * A deletion marker written at {@code timestamp} by a write to {@code from} replicas.
+     *
+     * @throws IllegalArgumentException if {@code from} is outside [0, 255] (0 = unknown)
+     */
+    public static Record tombstone(long timestamp, int from) {
+        return new Record(timestamp, true, from, 0, EMPTY);
     }
 
     /**
      * Decodes the layout described in the class comment.
      *
-     * @throws IllegalArgumentException if the bytes are shorter than the header or a tombstone carries a value
+     * @throws IllegalArgumentException if the bytes are shorter than their header, a reserved flag is set or a
+     *                                  tombstone carries a value
      */
     public static Record decode(byte[] bytes) {
         return decode(bytes, 0, bytes.length);
@@ -65,22 +112,40 @@ public final class Record {
      */
     public static Record decode(byte[] bytes, int offset, int length) {
         Objects.checkFromIndexSize(offset, length, bytes.length);
-        boolean tombstone = tombstoneFlag(bytes, offset, length);
-        long timestamp = ByteBuffer.wrap(bytes, offset, length).getLong();
-        byte[] value = tombstone ? EMPTY : Arrays.copyOfRange(bytes, offset + HEADER_BYTES, offset + length);
-        return new Record(timestamp, tombstone, value);
+        int header = checkedHeaderLength(bytes, offset, length);
+        ByteBuffer buffer = ByteBuffer.wrap(bytes, offset, length);
+        long timestamp = buffer.getLong();
+        boolean tombstone = (bytes[offset + 8] & FLAG_TOMBSTONE) != 0;
+        int from = 0;
+        long expiresAt = 0;
+        if (header == EXTENDED_HEADER_BYTES) {
+            from = Byte.toUnsignedInt(bytes[offset + HEADER_BYTES]);
+            expiresAt = buffer.getLong(offset + HEADER_BYTES + 1);
+        }
+        byte[] value = tombstone ? EMPTY : Arrays.copyOfRange(bytes, offset + header, offset + length);
+        return new Record(timestamp, tombstone, from, expiresAt, value);
     }
 
-    /** Checks the header and the tombstone's length of an encoded record; returns its tombstone flag. */
-    private static boolean tombstoneFlag(byte[] bytes, int offset, int length) {
+    /**
+     * Checks the flags, the header's length and the tombstone's length of an encoded record; returns the length
+     * of its header ({@link #HEADER_BYTES} or {@link #EXTENDED_HEADER_BYTES}).
+     */
+    private static int checkedHeaderLength(byte[] bytes, int offset, int length) {
         if (length < HEADER_BYTES) {
             throw new IllegalArgumentException("record needs at least " + HEADER_BYTES + " bytes, got " + length);
         }
-        boolean tombstone = (bytes[offset + 8] & FLAG_TOMBSTONE) != 0;
-        if (tombstone && length != HEADER_BYTES) {
-            throw new IllegalArgumentException("tombstone carries " + (length - HEADER_BYTES) + " value bytes");
+        int flags = bytes[offset + 8];
+        if ((flags & ~KNOWN_FLAGS) != 0) {
+            throw new IllegalArgumentException("record has reserved flag bits set: 0x" + Integer.toHexString(flags & 0xff));
         }
-        return tombstone;
+        int header = (flags & FLAG_EXTENDED) != 0 ? EXTENDED_HEADER_BYTES : HEADER_BYTES;
+        if (length < header) {
+            throw new IllegalArgumentException("record in format 1 needs at least " + header + " bytes, got " + length);
+        }
+        if ((flags & FLAG_TOMBSTONE) != 0 && length != header) {
+            throw new IllegalArgumentException("tombstone carries " + (length - header) + " value bytes");
+        }
+        return header;
     }
 
     /** Encodes the layout described in the class comment; the result is a fresh array of {@link #encodedSize()} bytes. */
@@ -94,27 +159,41 @@ public final class Record {
      * bytes remain.
      */
     public ByteBuffer encodeInto(ByteBuffer buffer) {
-        return buffer.putLong(timestamp).put(tombstone ? FLAG_TOMBSTONE : 0).put(value);
+        boolean extended = isExtended();
+        byte flags = (byte) ((tombstone ? FLAG_TOMBSTONE : 0) | (extended ? FLAG_EXTENDED : 0));
+        buffer.putLong(timestamp).put(flags);
+        if (extended) {
+            buffer.put((byte) from).putLong(expiresAtMillis);
+        }
+        return buffer.put(value);
     }
 
     /** Size in bytes of {@link #encode()}. */
     public int encodedSize() {
-        return HEADER_BYTES + value.length;
+        return (isExtended() ? EXTENDED_HEADER_BYTES : HEADER_BYTES) + value.length;
+    }
+
+    private boolean isExtended() {
+        return from != 0 || expiresAtMillis != 0;
     }
 
     /**
      * Last-write-wins reconciliation: returns the record that supersedes the other. The higher timestamp wins;
      * at equal timestamps a tombstone wins; between two values with equal timestamps the one whose bytes compare
-     * greater (unsigned, lexicographic) wins. The function is pure and commutative, so every replica that sees
-     * the same two records picks the same one (the rule Cassandra uses for cells).
+     * greater (unsigned, lexicographic) wins, then the later expiry (never counts as latest), then the larger
+     * replica count. The function is pure and commutative, so every replica that sees the same two records picks
+     * the same one (the rule Cassandra uses for cells). It does not look at the time: a value that has expired
+     * still wins by its timestamp and then reads as absent, so it acts as a tombstone of its write's timestamp.
      */
     public static Record newest(Record a, Record b) {
-        return a.compareVersion(b.timestamp, b.tombstone, b.value, 0, b.value.length) >= 0 ? a : b;
+        return a.compareVersion(b.timestamp, b.tombstone, b.value, 0, b.value.length, b.expiresAtMillis, b.from) >= 0
+                ? a : b;
     }
 
     /** True if this record would win reconciliation against {@code other} and differs from it. */
     public boolean supersedes(Record other) {
-        return compareVersion(other.timestamp, other.tombstone, other.value, 0, other.value.length) > 0;
+        return compareVersion(other.timestamp, other.tombstone, other.value, 0, other.value.length,
+                other.expiresAtMillis, other.from) > 0;
     }
 
     /**
@@ -124,23 +203,36 @@ public final class Record {
      * @throws IllegalArgumentException if {@code encoded} is not a valid record, as {@link #decode(byte[])}
      */
     public boolean supersedesEncoded(byte[] encoded) {
-        boolean otherTombstone = tombstoneFlag(encoded, 0, encoded.length);
-        long otherTimestamp = checkTimestamp(ByteBuffer.wrap(encoded).getLong());
-        return compareVersion(otherTimestamp, otherTombstone, encoded, HEADER_BYTES, encoded.length) > 0;
+        int header = checkedHeaderLength(encoded, 0, encoded.length);
+        ByteBuffer buffer = ByteBuffer.wrap(encoded);
+        long otherTimestamp = checkTimestamp(buffer.getLong(0));
+        boolean otherTombstone = (encoded[8] & FLAG_TOMBSTONE) != 0;
+        int otherFrom = header == EXTENDED_HEADER_BYTES ? Byte.toUnsignedInt(encoded[HEADER_BYTES]) : 0;
+        long otherExpiry = header == EXTENDED_HEADER_BYTES ? buffer.getLong(HEADER_BYTES + 1) : 0;
+        return compareVersion(otherTimestamp, otherTombstone, encoded, header, encoded.length, otherExpiry, otherFrom) > 0;
     }
 
     /**
      * The last-write-wins order of {@link #newest}, the one place that defines it: positive if this record wins
      * against the other version (its value is {@code otherBytes[from, to)}), 0 if they are the same version.
      */
-    private int compareVersion(long otherTimestamp, boolean otherTombstone, byte[] otherBytes, int from, int to) {
+    private int compareVersion(long otherTimestamp, boolean otherTombstone, byte[] otherBytes, int valueFrom,
+                               int valueTo, long otherExpiry, int otherReplicaCount) {
         if (timestamp != otherTimestamp) {
             return Long.compare(timestamp, otherTimestamp);
         }
         if (tombstone != otherTombstone) {
             return tombstone ? 1 : -1;
         }
-        return Arrays.compareUnsigned(value, 0, value.length, otherBytes, from, to);
+        int byValue = Arrays.compareUnsigned(value, 0, value.length, otherBytes, valueFrom, valueTo);
+        if (byValue != 0) {
+            return byValue;
+        }
+        if (expiresAtMillis != otherExpiry) {
+            // 0 = never expires, the latest expiry of all
+            return Long.compareUnsigned(expiresAtMillis - 1, otherExpiry - 1);
+        }
+        return Integer.compare(from, otherReplicaCount);
     }
 
     private static long checkTimestamp(long timestamp) {
@@ -151,7 +243,8 @@ public final class Record {
     }
 
     private boolean sameVersion(Record other) {
-        return timestamp == other.timestamp && tombstone == other.tombstone && Arrays.equals(value, other.value);
+        return timestamp == other.timestamp && tombstone == other.tombstone && from == other.from
+                && expiresAtMillis == other.expiresAtMillis && Arrays.equals(value, other.value);
     }
 
     /** Hybrid-logical-clock timestamp of the write (see {@link HybridLogicalClock}). */
@@ -162,6 +255,24 @@ public final class Record {
     /** True for a deletion marker. */
     public boolean isTombstone() {
         return tombstone;
+    }
+
+    /**
+     * The number of replicas the write asked for ({@code from} of {@code replicas=ack/from}): the key's first
+     * {@code from} rendezvous replicas should hold this record. 0 if unknown (a record of format 0).
+     */
+    public int from() {
+        return from;
+    }
+
+    /** Wall-clock milliseconds since the epoch from which this record reads as absent; 0 if it never expires. */
+    public long expiresAtMillis() {
+        return expiresAtMillis;
+    }
+
+    /** True if the record has an expiry at or before {@code nowMillis} (wall-clock ms since the epoch). */
+    public boolean isExpiredAt(long nowMillis) {
+        return expiresAtMillis != 0 && expiresAtMillis <= nowMillis;
     }
 
     /** The value bytes (empty for a tombstone). Do not modify the returned array. */
@@ -176,13 +287,15 @@ public final class Record {
 
     @Override
     public int hashCode() {
-        return Long.hashCode(timestamp) * 31 + Arrays.hashCode(value) + (tombstone ? 1 : 0);
+        return (Long.hashCode(timestamp) * 31 + Arrays.hashCode(value) + (tombstone ? 1 : 0)) * 31
+                + Long.hashCode(expiresAtMillis) + from;
     }
 
     @Override
     public String toString() {
+        String extra = (from == 0 ? "" : " from " + from) + (expiresAtMillis == 0 ? "" : " expires " + expiresAtMillis);
         return tombstone
-                ? "Record[tombstone @" + timestamp + "]"
-                : "Record[" + value.length + " bytes @" + timestamp + "]";
+                ? "Record[tombstone @" + timestamp + extra + "]"
+                : "Record[" + value.length + " bytes @" + timestamp + extra + "]";
     }
 }

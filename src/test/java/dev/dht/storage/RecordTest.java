@@ -187,16 +187,79 @@ class RecordTest {
         assertThatThrownBy(() -> record.supersedesEncoded(negativeTimestamp)).isInstanceOf(IllegalArgumentException.class);
     }
 
-    /** Few timestamps and short values from a small alphabet, so ties of timestamp and of bytes are common. */
+    @Test
+    void replicaCountAndExpiryRoundTripInFormatOne() {
+        Record value = Record.value(77, "ttl".getBytes(StandardCharsets.UTF_8), 3, 1_900_000_000_000L);
+        Record tombstone = Record.tombstone(78, 255);
+
+        byte[] encoded = value.encode();
+
+        assertThat(encoded).hasSize(Record.EXTENDED_HEADER_BYTES + 3).hasSize(value.encodedSize());
+        assertThat(encoded[8]).isEqualTo((byte) 0x02);
+        assertThat(encoded[9]).isEqualTo((byte) 3);
+        assertThat(ByteBuffer.wrap(encoded, 10, 8).getLong()).isEqualTo(1_900_000_000_000L);
+        Record decoded = Record.decode(encoded);
+        assertThat(decoded).isEqualTo(value);
+        assertThat(decoded.from()).isEqualTo(3);
+        assertThat(decoded.expiresAtMillis()).isEqualTo(1_900_000_000_000L);
+        assertThat(tombstone.encode()).hasSize(Record.EXTENDED_HEADER_BYTES);
+        assertThat(Record.decode(tombstone.encode())).isEqualTo(tombstone);
+        assertThat(Record.decode(tombstone.encode()).from()).isEqualTo(255);
+    }
+
+    @Test
+    void formatZeroRecordsDecodeWithUnknownReplicaCountAndNoExpiry() {
+        byte[] formatZero = ByteBuffer.allocate(Record.HEADER_BYTES + 2).putLong(12).put((byte) 0).put(new byte[] {4, 2})
+                .array();
+
+        Record decoded = Record.decode(formatZero);
+
+        assertThat(decoded.from()).isZero();
+        assertThat(decoded.expiresAtMillis()).isZero();
+        assertThat(decoded.value()).containsExactly(4, 2);
+        assertThat(decoded.encode()).isEqualTo(formatZero);
+    }
+
+    @Test
+    void expiryIsCheckedAgainstTheGivenTime() {
+        Record expiring = Record.value(1, new byte[0], 1, 5_000);
+
+        assertThat(expiring.isExpiredAt(4_999)).isFalse();
+        assertThat(expiring.isExpiredAt(5_000)).isTrue();
+        assertThat(Record.value(1, new byte[0]).isExpiredAt(Long.MAX_VALUE)).isFalse();
+    }
+
+    @Test
+    void malformedFormatOneHeadersAreRejected() {
+        byte[] truncated = ByteBuffer.allocate(Record.HEADER_BYTES + 4).putLong(1).put((byte) 0x02).array();
+        byte[] reservedFlag = ByteBuffer.allocate(Record.HEADER_BYTES).putLong(1).put((byte) 0x04).array();
+        byte[] tombstoneWithValue = ByteBuffer.allocate(Record.EXTENDED_HEADER_BYTES + 1).putLong(1).put((byte) 0x03)
+                .put((byte) 2).putLong(0).put((byte) 9).array();
+
+        assertThatThrownBy(() -> Record.decode(truncated)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("format 1");
+        assertThatThrownBy(() -> Record.decode(reservedFlag)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("reserved");
+        assertThatThrownBy(() -> Record.decode(tombstoneWithValue)).isInstanceOf(IllegalArgumentException.class)
+                .hasMessageContaining("tombstone");
+        assertThatThrownBy(() -> Record.value(1, new byte[0], 256, 0)).isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> Record.value(1, new byte[0], 1, -1)).isInstanceOf(IllegalArgumentException.class);
+    }
+
+    /**
+     * Few timestamps, short values from a small alphabet, and few replica counts and expiries, so ties of
+     * timestamp, of bytes and of the header fields are common.
+     */
     private static Record randomRecord(Random random) {
         long timestamp = random.nextInt(4);
+        int from = random.nextInt(3);
         if (random.nextInt(4) == 0) {
-            return Record.tombstone(timestamp);
+            return Record.tombstone(timestamp, from);
         }
         byte[] value = new byte[random.nextInt(3)];
         for (int i = 0; i < value.length; i++) {
             value[i] = (byte) (random.nextBoolean() ? 0x01 : 0xF0);
         }
-        return Record.value(timestamp, value);
+        return Record.value(timestamp, value, from, random.nextInt(3) * 1000L);
     }
 }
