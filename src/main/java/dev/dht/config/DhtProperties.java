@@ -36,6 +36,11 @@ import org.springframework.util.unit.DataSize;
  * @param ioThreads       Netty event loop threads, shared by the web server and the replica client; 0 means one
  *                        per available processor. Default 0 (Reactor Netty's own default would be at least 4)
  * @param storage         storage settings
+ * @param hints           hinted handoff settings
+ * @param repair          anti-entropy repair settings
+ * @param tombstone       tombstone garbage collection settings
+ * @param rebuild         start with an empty store and stream every record this node is a replica of from its
+ *                        peers before serving reads as a replica (replacing a lost disk). Default false
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
@@ -51,7 +56,11 @@ public record DhtProperties(
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,
         @DefaultValue("0") int ioThreads,
-        @DefaultValue Storage storage) {
+        @DefaultValue Storage storage,
+        @DefaultValue Hints hints,
+        @DefaultValue Repair repair,
+        @DefaultValue Tombstone tombstone,
+        @DefaultValue("false") boolean rebuild) {
 
     /** Validates every setting; see the record comment. */
     public DhtProperties {
@@ -103,6 +112,19 @@ public record DhtProperties(
         }
         if (replicaPoolSize < 1) {
             throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);
+        }
+        checkGcGrace(tombstone.gcGrace(), repair.interval(), hints.window());
+    }
+
+    /**
+     * Tombstones must outlive every way a replica that missed a delete catches up (Cassandra's gc_grace_seconds
+     * rule): a scheduled repair and a hint replay both have to happen within the grace, or a purged tombstone lets
+     * the deleted value come back from the replica that missed it.
+     */
+    private static void checkGcGrace(Duration gcGrace, Duration repairInterval, Duration hintWindow) {
+        if (gcGrace.compareTo(repairInterval) < 0 || gcGrace.compareTo(hintWindow) < 0) {
+            throw new InvalidSettingException("dht.tombstone.gc-grace", "must be at least dht.repair.interval ("
+                    + repairInterval + ") and dht.hints.window (" + hintWindow + "), was " + gcGrace);
         }
     }
 
@@ -161,5 +183,62 @@ public record DhtProperties(
                 throw new InvalidSettingException("dht.storage.row-cache-size", "must not be negative, was " + rowCacheSize);
             }
         }
+    }
+
+    /**
+     * Hinted handoff settings, prefix {@code dht.hints}: a replica write that fails becomes a hint on the
+     * coordinator, replayed to the replica once it is seen up.
+     *
+     * @param enabled    store hints at all. Default true
+     * @param window     no new hints for a peer that has been down longer than this (Cassandra's
+     *                   max_hint_window). Default 3h
+     * @param maxSize    disk space the hint store may take (bytes, suffixes KB, MB, GB); a full store drops new
+     *                   hints, never a client write. Default 1GB
+     * @param replayRate hints replayed per second to one peer, at most. Default 1000
+     */
+    public record Hints(
+            @DefaultValue("true") boolean enabled,
+            @DefaultValue("3h") Duration window,
+            @DefaultValue("1GB") DataSize maxSize,
+            @DefaultValue("1000") int replayRate) {
+
+        /** Validates the hint settings. */
+        public Hints {
+            if (window.isNegative()) {
+                throw new InvalidSettingException("dht.hints.window", "must not be negative, was " + window);
+            }
+            if (maxSize.isNegative()) {
+                throw new InvalidSettingException("dht.hints.max-size", "must not be negative, was " + maxSize);
+            }
+            if (replayRate < 1) {
+                throw new InvalidSettingException("dht.hints.replay-rate", "must be at least 1, was " + replayRate);
+            }
+        }
+    }
+
+    /**
+     * Anti-entropy repair settings, prefix {@code dht.repair}.
+     *
+     * @param interval time between two scheduled repairs of this node with each peer; 0 schedules none (repair
+     *                 then runs only on demand). Default 1h
+     */
+    public record Repair(@DefaultValue("1h") Duration interval) {
+
+        /** Validates the repair settings. */
+        public Repair {
+            if (interval.isNegative()) {
+                throw new InvalidSettingException("dht.repair.interval", "must not be negative (0: none scheduled), was "
+                        + interval);
+            }
+        }
+    }
+
+    /**
+     * Tombstone garbage collection settings, prefix {@code dht.tombstone}.
+     *
+     * @param gcGrace how long a tombstone (or an expired value) is kept before a background pass purges it; at
+     *                least {@code dht.repair.interval} and {@code dht.hints.window}. Default 10d
+     */
+    public record Tombstone(@DefaultValue("10d") Duration gcGrace) {
     }
 }
