@@ -1,0 +1,171 @@
+#!/usr/bin/env bash
+# The ratios of #20, measured with wrk as its text measured them: closed-loop load from wrk (1 thread per target
+# node, 32 keep-alive connections in all), 1 KiB values, load and servers on the same machine, the two targets
+# loaded in turn, alternating A B, B A, ... for several rounds after a warm-up. Prints each round's ratio and the
+# median with its spread. See gatling/README.md, "Ratios with wrk".
+#
+# usage: gatling/ratio.sh [options] node|cluster
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+GATLING_POM="$ROOT/gatling/pom.xml"
+# shellcheck source=gatling/bench-common.sh
+. "$ROOT/gatling/bench-common.sh"    # log, kv, calc, start_nodes, compile_gatling, cleanup, ...
+
+ROUNDS=3
+DURATION=10            # measured seconds per run
+WARMUP=30              # seconds of PUT, then of GET, on each target before round 1 (unmeasured)
+CONNECTIONS=32
+KEYS=20000
+VALUE_SIZE=1024
+REPLICAS=2/3           # of the cluster's requests; the single node is asked with its own default (1/1)
+NODE_HEAP=512m
+PIN=false
+OUT=""
+
+usage() {
+  cat <<EOF
+usage: gatling/ratio.sh [options] node|cluster
+
+  node      one dht node (B) against the bare Reactor Netty BaselineServer (A)
+  cluster   a 3-node dht cluster at replicas=$REPLICAS, the load spread over its nodes (B), against one dht node (A)
+
+Both targets run side by side; each gets a warm-up of PUTs that writes every key, then GETs; then for PUT and
+for GET, every round loads A and B in turn (A B, then B A, ...). A round's ratio is B's answered requests per
+second over A's. Answered: 2xx, and 404 on GETs. 5xx and socket errors are failures and are reported.
+
+  --rounds N          rounds (default $ROUNDS)
+  --duration S        measured seconds per run (default $DURATION)
+  --warmup S          warm-up seconds of PUT and then of GET on each target (default $WARMUP)
+  --connections N     keep-alive connections in all (default $CONNECTIONS)
+  --keys N            key space; GETs read keys the warm-up wrote (default $KEYS)
+  --value-size BYTES  PUT body size (default $VALUE_SIZE)
+  --replicas ACK/FROM replicas of the cluster's requests (default $REPLICAS)
+  --node-heap SIZE    -Xms and -Xmx of each node (default $NODE_HEAP)
+  --pin               wrk on CPU 0, every server on the other CPUs (taskset; needs 2 or more CPUs)
+  --out DIR           results directory (default gatling/target/ratio/<time>)
+
+Needs wrk (Debian: apt-get install wrk). Builds target/dht.jar if it is missing.
+EOF
+}
+
+TARGET=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --rounds) ROUNDS="$2"; shift ;;
+    --duration) DURATION="$2"; shift ;;
+    --warmup) WARMUP="$2"; shift ;;
+    --connections) CONNECTIONS="$2"; shift ;;
+    --keys) KEYS="$2"; shift ;;
+    --value-size) VALUE_SIZE="$2"; shift ;;
+    --replicas) REPLICAS="$2"; shift ;;
+    --node-heap) NODE_HEAP="$2"; shift ;;
+    --pin) PIN=true ;;
+    --out) OUT="$2"; shift ;;
+    -h|--help) usage; exit 0 ;;
+    node|cluster) TARGET="$1" ;;
+    *) echo "unknown argument '$1'" >&2; usage >&2; exit 2 ;;
+  esac
+  shift
+done
+[ -n "$TARGET" ] || { usage >&2; exit 2; }
+command -v wrk >/dev/null || { echo "wrk not found (Debian: apt-get install wrk)" >&2; exit 2; }
+if [ "$PIN" = true ] && [ "$(nproc)" -lt 2 ]; then echo "--pin needs 2 or more CPUs" >&2; exit 2; fi
+
+OUT="${OUT:-$ROOT/gatling/target/ratio/$(date +%Y%m%d-%H%M%S)-$TARGET}"
+mkdir -p "$OUT"
+OUT="$(cd "$OUT" && pwd)"
+install_traps
+SERVER_CPUS="1-$(( $(nproc) - 1 ))"
+
+pin_servers() {  # pin_servers PID...: every thread of each process onto the servers' CPUs (with --pin)
+  local pid
+  [ "$PIN" = true ] || return 0
+  for pid in "$@"; do taskset -a -cp "$SERVER_CPUS" "$pid" >/dev/null; done
+}
+
+# ---- targets: A_URL/A_HOSTS and B_URL/B_HOSTS (host:port list for wrk's threads) ---------------------------------
+[ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
+hosts_of() { echo "$1" | sed 's#http://##g'; }   # "http://h:p,http://h:p" -> "h:p,h:p"
+if [ "$TARGET" = node ]; then
+  A_NAME=baseline; B_NAME=node; A_REPLICAS=""; B_REPLICAS=""
+  compile_gatling
+  mkdir -p "$OUT/baseline"
+  port=$(free_port)
+  setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" -cp "$CLASSPATH" dev.dht.gatling.BaselineServer --port="$port" \
+    >"$OUT/baseline/baseline.log" 2>&1 &
+  STARTED_PIDS+=($!); pin_servers $!
+  A_URLS="http://127.0.0.1:$port"; wait_ready "$A_URLS"
+  mkdir -p "$OUT/node"; start_nodes "$OUT/node" 1; pin_servers "${PIDS[@]}"; B_URLS="$URLS"
+else
+  A_NAME=node; B_NAME=cluster; A_REPLICAS=""; B_REPLICAS="$REPLICAS"
+  mkdir -p "$OUT/node"; start_nodes "$OUT/node" 1; pin_servers "${PIDS[@]}"; A_URLS="$URLS"
+  mkdir -p "$OUT/cluster"; start_nodes "$OUT/cluster" 3; pin_servers "${PIDS[@]}"; B_URLS="$URLS"
+fi
+log "A = $A_NAME ($A_URLS), B = $B_NAME ($B_URLS); results in $OUT"
+
+# run_wrk NAME METHOD SECONDS FILE: one wrk run against target NAME (A or B); FILE gets wrk's output
+run_wrk() {
+  local which="$1" method="$2" seconds="$3" file="$4" urls replicas threads pin=()
+  if [ "$which" = A ]; then urls="$A_URLS"; replicas="$A_REPLICAS"; else urls="$B_URLS"; replicas="$B_REPLICAS"; fi
+  threads=$(echo "$urls" | tr ',' '\n' | wc -l)
+  [ "$PIN" = true ] && pin=(taskset -c 0)
+  WRK_METHOD="$method" WRK_KEYS="$KEYS" WRK_VALUE_SIZE="$VALUE_SIZE" WRK_REPLICAS="$replicas" \
+    WRK_HOSTS="$(hosts_of "$urls")" WRK_THREADS="$threads" \
+    "${pin[@]}" wrk -t"$threads" -c"$CONNECTIONS" -d"${seconds}s" --latency -s "$ROOT/gatling/wrk/entity.lua" \
+    "${urls%%,*}/" >"$file" 2>&1 || { log "wrk failed; see $file"; cat "$file" >&2; exit 1; }
+}
+
+field() { sed -n "s/.*ratio-summary.* $2=\([0-9]*\).*/\1/p" "$1"; }   # field FILE KEY: a value of the summary line
+answered_rps() {  # answered_rps FILE: (2xx + 404) per second
+  calc "($(field "$1" status_2xx) + $(field "$1" status_404)) / ($(field "$1" duration_us) / 1000000)"
+}
+failures() {  # failures FILE: 5xx + socket errors
+  echo $(( $(field "$1" status_5xx) + $(field "$1" errors_connect) + $(field "$1" errors_read) \
+    + $(field "$1" errors_write) + $(field "$1" errors_timeout) ))
+}
+
+log "warm-up: ${WARMUP} s of PUT (writes every key when at least $KEYS requests) and ${WARMUP} s of GET on each target"
+for which in A B; do
+  for method in PUT GET; do
+    run_wrk "$which" "$method" "$WARMUP" "$OUT/warmup-$which-$method.txt"
+    log "  warm-up $which $method: $(answered_rps "$OUT/warmup-$which-$method.txt") answered/s"
+  done
+done
+
+REPORT="$OUT/report.md"
+{
+  echo "# gatling/ratio.sh $TARGET, $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo
+  echo "A = $A_NAME, B = $B_NAME; wrk closed loop, $CONNECTIONS connections, ${DURATION}-s runs, $ROUNDS rounds"
+  echo "alternating, ${WARMUP}-s warm-ups, $VALUE_SIZE-byte values, $KEYS keys, cluster replicas $REPLICAS, pinned: $PIN,"
+  echo "$(nproc) CPUs, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)."
+  echo
+  echo "| op | round | A answered/s | B answered/s | B/A | A p99 ms | B p99 ms | A failures | B failures |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+} >"$REPORT"
+
+SUMMARY=""
+for method in PUT GET; do
+  ratios=()
+  for round in $(seq 1 "$ROUNDS"); do
+    if [ $((round % 2)) = 1 ]; then order=(A B); else order=(B A); fi
+    for which in "${order[@]}"; do
+      sleep 2
+      run_wrk "$which" "$method" "$DURATION" "$OUT/$method-$round-$which.txt"
+    done
+    a="$OUT/$method-$round-A.txt"; b="$OUT/$method-$round-B.txt"
+    ratio=$(calc "$(answered_rps "$b") / $(answered_rps "$a")")
+    ratios+=("$ratio")
+    printf '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %d |\n' "$method" "$round" "$(answered_rps "$a")" \
+      "$(answered_rps "$b")" "$ratio" "$(calc "$(field "$a" p99_us) / 1000")" "$(calc "$(field "$b" p99_us) / 1000")" \
+      "$(failures "$a")" "$(failures "$b")" >>"$REPORT"
+    log "  $method round $round: A $(answered_rps "$a")/s, B $(answered_rps "$b")/s, B/A $ratio"
+  done
+  sorted=$(printf '%s\n' "${ratios[@]}" | sort -g)
+  median=$(echo "$sorted" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
+  SUMMARY="$SUMMARY$(printf '%s B/A median %.2f (min %.2f, max %.2f over %d rounds)' "$method" "$median" \
+    "$(echo "$sorted" | head -1)" "$(echo "$sorted" | tail -1)" "$ROUNDS")"$'\n'
+done
+{ echo; printf '%s' "$SUMMARY"; } >>"$REPORT"
+cat "$REPORT"
