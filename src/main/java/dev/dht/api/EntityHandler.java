@@ -43,11 +43,16 @@ public final class EntityHandler {
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 
-    /** 202 once {@code ack} replicas stored a tombstone (also when the key never existed). */
+    /**
+     * 202 once {@code ack} replicas stored a tombstone (also when the key never existed). A body is read and
+     * dropped first, so that a DELETE whose body is malformed (400) deletes nothing.
+     */
     public Mono<ServerResponse> delete(ServerRequest request) {
         String id = RequestParameters.required(request, "id");
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
-        return coordinator.delete(id, rf).then(ServerResponse.status(HttpStatus.ACCEPTED).build());
+        return bodyReader.discard(request)
+                .then(Mono.defer(() -> coordinator.delete(id, rf)))
+                .then(ServerResponse.status(HttpStatus.ACCEPTED).build());
     }
 
     /** 405 with an Allow header, for any other method on /v0/entity. */

@@ -3,9 +3,11 @@ package dev.dht.testing;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
@@ -30,6 +32,24 @@ public final class RawHttpConnection implements Closeable {
     public void send(String text) throws IOException {
         socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
         socket.getOutputStream().flush();
+    }
+
+    /** Writes {@code bytes} as they are (binary bodies, bytes outside ASCII). */
+    public void send(byte[] bytes) throws IOException {
+        socket.getOutputStream().write(bytes);
+        socket.getOutputStream().flush();
+    }
+
+    /**
+     * The status of the next answer, or -1 if the server closed the connection (or reset it) before one came;
+     * the rest of the answer is read as {@link #read()} does.
+     */
+    public int statusOrClosed() throws IOException {
+        try {
+            return read().status();
+        } catch (EOFException | SocketException e) {
+            return -1;
+        }
     }
 
     /** Reads the next answer on the connection. */
