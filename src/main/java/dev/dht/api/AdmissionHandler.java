@@ -94,6 +94,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             return;
         }
         if (msg instanceof HttpRequest request) {
+            RequestFraming.check(request);
             if (!isClientRequest(request.uri()) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
             } else {
