@@ -5,6 +5,7 @@ import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.web.reactive.function.BodyExtractors;
 import org.springframework.web.reactive.function.server.ServerRequest;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -15,6 +16,8 @@ import reactor.core.publisher.Mono;
  */
 public final class RequestBodyReader {
     private static final byte[] EMPTY = new byte[0];
+    /** Body parts requested from Reactor Netty at a time (each is one network read, at most 8 KiB by default). */
+    private static final int BODY_PREFETCH = 32;
 
     private final int limitBytes;
 
@@ -28,7 +31,7 @@ public final class RequestBodyReader {
         if (request.headers().contentLength().orElse(0) > limitBytes) {
             return Mono.error(new PayloadTooLargeException(limitBytes));
         }
-        return DataBufferUtils.join(request.body(BodyExtractors.toDataBuffers()), limitBytes)
+        return DataBufferUtils.join(body(request), limitBytes)
                 .map(RequestBodyReader::toBytes)
                 .defaultIfEmpty(EMPTY)
                 .doOnNext(body -> MalformedBody.check(request))
@@ -41,8 +44,16 @@ public final class RequestBodyReader {
      * a request without a body; the bytes are released as they arrive, whatever their size. Non-blocking.
      */
     public Mono<Void> discard(ServerRequest request) {
-        return request.body(BodyExtractors.toDataBuffers()).doOnNext(DataBufferUtils::release)
+        return body(request).doOnNext(DataBufferUtils::release)
                 .then(Mono.fromRunnable(() -> MalformedBody.check(request)));
+    }
+
+    /**
+     * The body's parts, requested in bounded rounds: Reactor Netty hands a reader that requests without bound an
+     * inbound error (a read timeout, a closed connection) twice, and the second is logged as dropped.
+     */
+    private static Flux<DataBuffer> body(ServerRequest request) {
+        return request.body(BodyExtractors.toDataBuffers()).limitRate(BODY_PREFETCH);
     }
 
     private static byte[] toBytes(DataBuffer buffer) {

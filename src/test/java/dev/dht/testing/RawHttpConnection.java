@@ -9,6 +9,7 @@ import java.io.InputStream;
 import java.net.Socket;
 import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
@@ -23,9 +24,19 @@ public final class RawHttpConnection implements Closeable {
 
     /** Connects to {@code localhost:port}; reads time out after 30 s. */
     public RawHttpConnection(int port) throws IOException {
+        this(port, Duration.ofSeconds(30));
+    }
+
+    /** Connects to {@code localhost:port}; reads time out after {@code readTimeout}. */
+    public RawHttpConnection(int port, Duration readTimeout) throws IOException {
         this.socket = new Socket("localhost", port);
-        socket.setSoTimeout(30_000);
+        socket.setSoTimeout((int) readTimeout.toMillis());
         this.in = new BufferedInputStream(socket.getInputStream());
+    }
+
+    /** Ends this side's output (a FIN): the server sees the end of the request stream, the connection stays open. */
+    public void shutdownOutput() throws IOException {
+        socket.shutdownOutput();
     }
 
     /** Writes {@code text} (request lines, headers, body parts; CRLFs included by the caller) as ASCII. */
@@ -42,7 +53,7 @@ public final class RawHttpConnection implements Closeable {
 
     /**
      * The status of the next answer, or -1 if the server closed the connection (or reset it) before one came;
-     * the rest of the answer is read as {@link #read()} does.
+     * the rest of the answer is read as {@link #read()} does. A read timeout is thrown, not taken for a close.
      */
     public int statusOrClosed() throws IOException {
         try {
