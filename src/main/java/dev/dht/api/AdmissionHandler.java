@@ -36,9 +36,8 @@ import java.util.ArrayDeque;
  * the body, so the connection is closed after the 503). A refused request whose body turns out malformed (bad
  * chunk framing) closes the connection, as Reactor Netty does after its 400 for one; an admitted one's body is
  * marked {@link MalformedBody}, so that it is answered 400 and nothing of it is stored, and the connection closes
- * after that answer. Answers keep the order of
- * the requests: a request refused while answers to earlier (pipelined) requests on the same connection are still
- * pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
+ * after that answer. Answers keep the order of the requests: a request refused while answers to earlier
+ * (pipelined) requests on the same connection are still pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
  * part of its answer is written, or the connection closes. Refusals are counted in {@code dht.client.requests}
  * with status 503.
  *
