@@ -10,6 +10,7 @@ import io.netty.channel.ChannelPromise;
 import io.netty.handler.codec.DecoderResultProvider;
 import io.netty.handler.codec.http.DefaultFullHttpResponse;
 import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
 import io.netty.handler.codec.http.HttpHeaderNames;
 import io.netty.handler.codec.http.HttpHeaderValues;
 import io.netty.handler.codec.http.HttpRequest;
@@ -33,9 +34,10 @@ import java.util.ArrayDeque;
  * <p>The connection stays usable: a refused request's body is read and dropped, and the 503 keeps the connection
  * alive unless the request asked to close it or expected {@code 100 Continue} (its client may or may not send
  * the body, so the connection is closed after the 503). A refused request whose body turns out malformed (bad
- * chunk framing) closes the connection, as Reactor Netty does after its 400 for one. Answers keep the order of
- * the requests: a request refused while answers to earlier (pipelined) requests on the same connection are still
- * pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
+ * chunk framing) closes the connection, as Reactor Netty does after its 400 for one; an admitted one's body is
+ * marked {@link MalformedBody}, so that it is answered 400 and nothing of it is stored, and the connection closes
+ * after that answer. Answers keep the order of the requests: a request refused while answers to earlier
+ * (pipelined) requests on the same connection are still pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
  * part of its answer is written, or the connection closes. Refusals are counted in {@code dht.client.requests}
  * with status 503.
  *
@@ -57,6 +59,8 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     private boolean closing;
     /** Whether this handler took in what it read, so nothing downstream will ask to read more. */
     private boolean consumedInput;
+    /** Whether the connection closes once the answer being served is written (its request's body was malformed). */
+    private boolean closeAfterAnswer;
     /** Whether the answer being written is an informational one (100 Continue), which precedes the real one. */
     private boolean informational;
 
@@ -84,7 +88,12 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             consumedInput = true;
             return;
         }
+        if (msg instanceof HttpContent part && !(msg instanceof HttpRequest) && part.decoderResult().isFailure()) {
+            failBody(ctx, part);
+            return;
+        }
         if (msg instanceof HttpRequest request) {
+            RequestFraming.check(request);
             if (!isClientRequest(request.uri()) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
             } else {
@@ -114,9 +123,17 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         if (msg instanceof HttpResponse response) {
             informational = response.status().codeClass() == HttpStatusClass.INFORMATIONAL;
+            if (closeAfterAnswer && !informational) {
+                HttpUtil.setKeepAlive(response, false);
+            }
         }
-        ctx.write(msg, promise);
-        if (msg instanceof LastHttpContent && !informational && !pending.isEmpty()) {
+        boolean lastOfAnswer = msg instanceof LastHttpContent && !informational;
+        if (lastOfAnswer && closeAfterAnswer) {
+            ctx.write(msg, promise.unvoid()).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ctx.write(msg, promise);
+        }
+        if (lastOfAnswer && !pending.isEmpty()) {
             if (pending.poll() == ADMITTED) {
                 control.release();
             }
@@ -136,6 +153,26 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
         releasePending();
+    }
+
+    /**
+     * A body part the codec could not decode (bad chunk framing) of a request handed on to Reactor Netty: its body
+     * ends here, marked {@link MalformedBody} so that its reader fails it (400) before anything is stored, and the
+     * connection closes after the answer (the codec decodes nothing more on it). If the request's answer is already
+     * written, or earlier answers are still pending (its handler has not even started), it closes at once.
+     */
+    private void failBody(ChannelHandlerContext ctx, HttpContent part) {
+        String cause = String.valueOf(part.decoderResult().cause().getMessage());
+        ReferenceCountUtil.release(part);
+        closing = true;
+        consumedInput = true;
+        if (pending.size() == 1) {
+            closeAfterAnswer = true;
+            MalformedBody.mark(ctx.channel(), cause);
+            ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+        } else {
+            ctx.close();
+        }
     }
 
     private void refuse(ChannelHandlerContext ctx, HttpRequest request, String reason) {

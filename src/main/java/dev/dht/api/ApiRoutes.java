@@ -11,6 +11,8 @@ import dev.dht.replication.RangeCoordinator;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
 import org.springframework.boot.reactor.netty.NettyServerCustomizer;
 import org.springframework.boot.web.server.context.WebServerInitializedEvent;
@@ -69,6 +71,17 @@ public class ApiRoutes {
             }
             channel.pipeline().addBefore(NettyPipeline.HttpTrafficHandler, ADMISSION_HANDLER, new AdmissionHandler(control, metrics));
         });
+    }
+
+    /**
+     * A client that stops sending in the middle of a request body for {@code server.netty.idle-timeout} has its
+     * connection closed (Reactor Netty's read timeout; nothing of the request is used), as one that stops in its
+     * request head or between requests is closed by the idle timeout itself: a stalled or slowloris client does not
+     * hold a connection and an in-flight slot for ever. Answers being written are not affected.
+     */
+    @Bean
+    NettyServerCustomizer requestBodyReadTimeout(@Value("${server.netty.idle-timeout:60s}") Duration timeout) {
+        return server -> server.readTimeout(timeout);
     }
 
     @Bean

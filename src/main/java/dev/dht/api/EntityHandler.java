@@ -14,7 +14,9 @@ import reactor.core.publisher.Mono;
 
 /**
  * {@code /v0/entity?id=ID[&replicas=ack/from]}: GET 200/404, PUT 201, DELETE 202, other methods 405.
- * Validates the request, then hands it to the {@link Coordinator}. Runs on the event loop; never blocks.
+ * Validates the request (400 for an id that is missing, empty, not UTF-8 or holds a control character: see
+ * {@link RequestParameters#optionalKey}), then hands it to the {@link Coordinator}. Runs on the event loop; never
+ * blocks.
  */
 public final class EntityHandler {
     private final Coordinator coordinator;
@@ -29,25 +31,30 @@ public final class EntityHandler {
 
     /** 200 with the newest value among {@code ack} replicas; 404 if absent or deleted; 504 if too few answer. */
     public Mono<ServerResponse> get(ServerRequest request) {
-        String id = RequestParameters.required(request, "id");
+        String id = RequestParameters.requiredKey(request, "id");
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         return coordinator.get(id, rf).flatMap(EntityHandler::toResponse);
     }
 
     /** 201 once {@code ack} replicas stored the body; 413 if it exceeds {@code dht.max-value-size}. */
     public Mono<ServerResponse> put(ServerRequest request) {
-        String id = RequestParameters.required(request, "id");
+        String id = RequestParameters.requiredKey(request, "id");
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         return bodyReader.read(request)
                 .flatMap(value -> coordinator.put(id, value, rf))
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 
-    /** 202 once {@code ack} replicas stored a tombstone (also when the key never existed). */
+    /**
+     * 202 once {@code ack} replicas stored a tombstone (also when the key never existed). A body is read and
+     * dropped first, so that a DELETE whose body is malformed (400) deletes nothing.
+     */
     public Mono<ServerResponse> delete(ServerRequest request) {
-        String id = RequestParameters.required(request, "id");
+        String id = RequestParameters.requiredKey(request, "id");
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
-        return coordinator.delete(id, rf).then(ServerResponse.status(HttpStatus.ACCEPTED).build());
+        return bodyReader.discard(request)
+                .then(Mono.defer(() -> coordinator.delete(id, rf)))
+                .then(ServerResponse.status(HttpStatus.ACCEPTED).build());
     }
 
     /** 405 with an Allow header, for any other method on /v0/entity. */

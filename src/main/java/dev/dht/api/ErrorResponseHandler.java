@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import dev.dht.replication.QuorumNotReachedException;
 import dev.dht.replication.RangeUnavailableException;
+import io.netty.handler.timeout.ReadTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
@@ -17,6 +18,7 @@ import org.springframework.web.server.ResponseStatusException;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebExceptionHandler;
 import reactor.core.publisher.Mono;
+import reactor.netty.channel.AbortedException;
 
 /**
  * The one place where failures become HTTP statuses, each with a one-line text body and never a stack trace:
@@ -24,6 +26,10 @@ import reactor.core.publisher.Mono;
  *   <li>{@link BadRequestException}, malformed input, and an unknown path: 400 (course clients expect 400 for
  *       unknown paths)</li>
  *   <li>{@link PayloadTooLargeException}: 413</li>
+ *   <li>{@link AbortedException} (the client closed the connection before its body was complete, so the answer
+ *       cannot get out): 400, not logged</li>
+ *   <li>{@link ReadTimeoutException} (a client stopped sending its body for {@code server.netty.idle-timeout};
+ *       Reactor Netty closes the connection, so the answer rarely gets out): 408, not logged</li>
  *   <li>{@link RejectedExecutionException} (storage queue full), also a {@link QuorumNotReachedException} whose
  *       failed replicas all refused for that reason: 503 with {@code Retry-After: 1}</li>
  *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
@@ -47,6 +53,12 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         if (failure instanceof BadRequestException) {
             status = HttpStatus.BAD_REQUEST;
             message = failure.getMessage();
+        } else if (failure instanceof AbortedException) {
+            status = HttpStatus.BAD_REQUEST;
+            message = "connection closed before the request was complete";
+        } else if (failure instanceof ReadTimeoutException) {
+            status = HttpStatus.REQUEST_TIMEOUT;
+            message = "request body not received in time";
         } else if (failure instanceof PayloadTooLargeException) {
             status = HttpStatus.CONTENT_TOO_LARGE;
             message = failure.getMessage();

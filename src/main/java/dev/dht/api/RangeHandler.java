@@ -31,10 +31,13 @@ public final class RangeHandler {
         this.coordinator = coordinator;
     }
 
-    /** Streams the range; 400 for a missing/empty start, an empty end, or replication parameters. */
+    /**
+     * Streams the range; 400 for a missing/empty start, an empty end, a start or end that is not a valid key
+     * ({@link RequestParameters#optionalKey}), or replication parameters.
+     */
     public Mono<ServerResponse> stream(ServerRequest request) {
-        String start = RequestParameters.required(request, "start");
-        String end = RequestParameters.optional(request, "end").orElse(null);
+        String start = RequestParameters.requiredKey(request, "start");
+        String end = RequestParameters.optionalKey(request, "end").orElse(null);
         for (String unsupported : new String[] {"replicas", "ack", "from"}) {
             if (request.queryParam(unsupported).isPresent()) {
                 throw new BadRequestException("'" + unsupported + "' is not supported on /v0/entities");

@@ -5,15 +5,19 @@ import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.web.reactive.function.BodyExtractors;
 import org.springframework.web.reactive.function.server.ServerRequest;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
  * Reads a whole request body into a byte array with an explicit limit (not WebFlux's 256 KiB codec limit).
  * A declared Content-Length over the limit is refused before reading; a chunked body is refused as soon as it
- * passes the limit. Both become {@link PayloadTooLargeException} (413). Non-blocking.
+ * passes the limit. Both become {@link PayloadTooLargeException} (413). A body with broken chunk framing fails
+ * with {@link BadRequestException} (400; see {@link MalformedBody}), so nothing of it is used. Non-blocking.
  */
 public final class RequestBodyReader {
     private static final byte[] EMPTY = new byte[0];
+    /** Body parts requested from Reactor Netty at a time (each is one network read, at most 8 KiB by default). */
+    private static final int BODY_PREFETCH = 32;
 
     private final int limitBytes;
 
@@ -27,10 +31,29 @@ public final class RequestBodyReader {
         if (request.headers().contentLength().orElse(0) > limitBytes) {
             return Mono.error(new PayloadTooLargeException(limitBytes));
         }
-        return DataBufferUtils.join(request.body(BodyExtractors.toDataBuffers()), limitBytes)
+        return DataBufferUtils.join(body(request), limitBytes)
                 .map(RequestBodyReader::toBytes)
                 .defaultIfEmpty(EMPTY)
+                .doOnNext(body -> MalformedBody.check(request))
                 .onErrorMap(DataBufferLimitException.class, e -> new PayloadTooLargeException(limitBytes));
+    }
+
+    /**
+     * Reads and drops a body its handler does not use, so that a request whose body turns out malformed (bad
+     * chunk framing: a {@link BadRequestException}, 400) fails before the handler acts. Completes at once for
+     * a request without a body; the bytes are released as they arrive, whatever their size. Non-blocking.
+     */
+    public Mono<Void> discard(ServerRequest request) {
+        return body(request).doOnNext(DataBufferUtils::release)
+                .then(Mono.fromRunnable(() -> MalformedBody.check(request)));
+    }
+
+    /**
+     * The body's parts, requested in bounded rounds: Reactor Netty hands a reader that requests without bound an
+     * inbound error (a read timeout, a closed connection) twice, and the second is logged as dropped.
+     */
+    private static Flux<DataBuffer> body(ServerRequest request) {
+        return request.body(BodyExtractors.toDataBuffers()).limitRate(BODY_PREFETCH);
     }
 
     private static byte[] toBytes(DataBuffer buffer) {

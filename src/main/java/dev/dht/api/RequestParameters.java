@@ -6,11 +6,40 @@ import org.springframework.web.reactive.function.server.ServerRequest;
 
 /**
  * Parses the query parameters of v0 requests. Every problem becomes a {@link BadRequestException} (400)
- * whose message says what was wrong. Pure; never blocks.
+ * whose message says what was wrong. (A query whose percent-encoding is malformed, {@code %zz} or a lone
+ * {@code %}, never gets here: WebFlux refuses its URI with 400.) Pure; never blocks.
  */
 public final class RequestParameters {
 
     private RequestParameters() {
+    }
+
+    /**
+     * A key parameter ({@code id}, {@code start}, {@code end}) that must be present and non-empty: see
+     * {@link #optionalKey(ServerRequest, String)} for what a key may hold.
+     *
+     * @throws BadRequestException if it is missing, empty, not UTF-8 or holds a control character
+     */
+    public static String requiredKey(ServerRequest request, String name) {
+        String value = required(request, name);
+        KeyText.check(request, name, value);
+        return value;
+    }
+
+    /**
+     * An optional key parameter, empty if absent. A key is the UTF-8 text its percent-encoded bytes spell, so
+     * two distinct byte strings are never one key: bytes that are not UTF-8 ({@code %ff}, overlong forms,
+     * encoded surrogates) are refused rather than read as U+FFFD, which would make {@code id=%ff},
+     * {@code id=%fe} and {@code id=%EF%BF%BD} (a valid U+FFFD) the same key. Control characters (U+0000 to
+     * U+001F and U+007F) are refused too: the range stream separates a key from its value by {@code \n}, so a
+     * key holding one could not be read back from it, and NUL, CR and the like only break logs and clients.
+     *
+     * @throws BadRequestException if it is present but empty, not UTF-8 or holds a control character
+     */
+    public static Optional<String> optionalKey(ServerRequest request, String name) {
+        Optional<String> value = optional(request, name);
+        value.ifPresent(key -> KeyText.check(request, name, key));
+        return value;
     }
 
     /**

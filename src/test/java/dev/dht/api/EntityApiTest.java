@@ -133,7 +133,7 @@ class EntityApiTest {
     @ParameterizedTest
     @ValueSource(strings = {
         "with space", "a/b/c", "/leading-slash", "a&b=c", "1+1", "a?b#c", "100%", "%41", "semi;colon", "\"quoted'",
-        "tab\there", "line\nbreak", "ключ", "日本語のキー", "emoji 😀", "ü+é & ß/∑"})
+        "ключ", "日本語のキー", "emoji 😀", "ü+é & ß/∑"})
     void percentEncodedIdRoundTripsExactly(String id) {
         byte[] value = bytes("value of " + id);
 

@@ -3,7 +3,6 @@ package dev.dht.deploy;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
 import com.github.dockerjava.api.model.ContainerNetwork;
@@ -184,12 +183,18 @@ class ClusterContainersIT {
         assertThat(option.find()).isTrue();
         double expected = memoryLimit * Double.parseDouble(option.group(1)) / 100;
 
-        HttpResponse<String> heap = send(HttpRequest.newBuilder(uri(0, "/actuator/metrics/jvm.memory.max?tag=area:heap")));
+        HttpResponse<String> scrape = send(HttpRequest.newBuilder(uri(0, "/actuator/prometheus")));
 
-        assertThat(heap.statusCode()).isEqualTo(200);
-        // the heap's pools add up to a little less than the maximum heap (a survivor space is not counted)
-        assertThat(new ObjectMapper().readTree(heap.body()).at("/measurements/0/value").asDouble())
-                .as("max heap of dht-0, with a %d-byte memory limit", memoryLimit).isBetween(0.9 * expected, expected);
+        assertThat(scrape.statusCode()).isEqualTo(200);
+        // the heap's pools add up to a little less than the maximum heap (a survivor space is not counted); a pool
+        // without a maximum reports -1
+        double heapMax = scrape.body().lines()
+                .filter(line -> line.startsWith("jvm_memory_max_bytes{") && line.contains("area=\"heap\""))
+                .mapToDouble(line -> Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1)))
+                .filter(bytes -> bytes > 0)
+                .sum();
+        assertThat(heapMax).as("max heap of dht-0, with a %d-byte memory limit", memoryLimit)
+                .isBetween(0.9 * expected, expected);
     }
 
     @Test

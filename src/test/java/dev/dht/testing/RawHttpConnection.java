@@ -3,10 +3,13 @@ package dev.dht.testing;
 import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
+import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.Socket;
+import java.net.SocketException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Locale;
 import java.util.Map;
 
@@ -21,15 +24,43 @@ public final class RawHttpConnection implements Closeable {
 
     /** Connects to {@code localhost:port}; reads time out after 30 s. */
     public RawHttpConnection(int port) throws IOException {
+        this(port, Duration.ofSeconds(30));
+    }
+
+    /** Connects to {@code localhost:port}; reads time out after {@code readTimeout}. */
+    public RawHttpConnection(int port, Duration readTimeout) throws IOException {
         this.socket = new Socket("localhost", port);
-        socket.setSoTimeout(30_000);
+        socket.setSoTimeout((int) readTimeout.toMillis());
         this.in = new BufferedInputStream(socket.getInputStream());
+    }
+
+    /** Ends this side's output (a FIN): the server sees the end of the request stream, the connection stays open. */
+    public void shutdownOutput() throws IOException {
+        socket.shutdownOutput();
     }
 
     /** Writes {@code text} (request lines, headers, body parts; CRLFs included by the caller) as ASCII. */
     public void send(String text) throws IOException {
         socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
         socket.getOutputStream().flush();
+    }
+
+    /** Writes {@code bytes} as they are (binary bodies, bytes outside ASCII). */
+    public void send(byte[] bytes) throws IOException {
+        socket.getOutputStream().write(bytes);
+        socket.getOutputStream().flush();
+    }
+
+    /**
+     * The status of the next answer, or -1 if the server closed the connection (or reset it) before one came;
+     * the rest of the answer is read as {@link #read()} does. A read timeout is thrown, not taken for a close.
+     */
+    public int statusOrClosed() throws IOException {
+        try {
+            return read().status();
+        } catch (EOFException | SocketException e) {
+            return -1;
+        }
     }
 
     /** Reads the next answer on the connection. */
