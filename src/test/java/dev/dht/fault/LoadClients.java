@@ -59,6 +59,11 @@ final class LoadClients {
         return ended;
     }
 
+    /** The phase being recorded. */
+    Phase current() {
+        return phase;
+    }
+
     /** Stops every client (waiting for its request in progress); returns the phase that ended. */
     Phase stop() throws InterruptedException {
         running.set(false);
