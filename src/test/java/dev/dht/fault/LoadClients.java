@@ -104,7 +104,7 @@ final class LoadClients {
             } catch (java.io.IOException e) {
                 status = -1;
             }
-            current.record(status, System.nanoTime() - started);
+            current.record(status, System.nanoTime() - started, put);
             if (status == -1) {
                 sleepQuietly(); // a node down: do not spin on refused connections
             }
@@ -124,12 +124,16 @@ final class LoadClients {
         final String name;
         private final Map<Integer, AtomicInteger> statuses = new ConcurrentHashMap<>();
         private final List<Long> latencies = new ArrayList<>();
+        private final AtomicInteger failedGets = new AtomicInteger();
 
         Phase(String name) {
             this.name = name;
         }
 
-        void record(int status, long nanos) {
+        void record(int status, long nanos, boolean put) {
+            if (!put && (status < 200 || status >= 300)) {
+                failedGets.incrementAndGet();
+            }
             statuses.computeIfAbsent(status, s -> new AtomicInteger()).incrementAndGet();
             synchronized (latencies) {
                 latencies.add(nanos);
@@ -164,7 +168,7 @@ final class LoadClients {
             }
         }
 
-        /** One line: requests, success rate, statuses other than 2xx, p50 and p99. */
+        /** One line: requests, success rate, statuses other than 2xx (and how many were GETs), p50 and p99. */
         String summary() {
             int requests = requests();
             StringBuilder other = new StringBuilder();
@@ -176,7 +180,8 @@ final class LoadClients {
             });
             return String.format(java.util.Locale.ROOT, "%s: %d requests, %.1f %% ok%s, p50 %.1f ms, p99 %.1f ms",
                     name, requests, requests == 0 ? 0 : 100.0 * succeeded() / requests,
-                    other.isEmpty() ? "" : " (" + other + ")", percentileMs(50), percentileMs(99));
+                    other.isEmpty() ? "" : " (" + other + "; " + failedGets.get() + " of the failures GETs)",
+                    percentileMs(50), percentileMs(99));
         }
     }
 }
