@@ -48,7 +48,8 @@ public final class AdmissionControl {
             throw new IllegalArgumentException("limit must be at least 1, was " + limit);
         }
         if (lagSheddingMinInFlight < 0) {
-            throw new IllegalArgumentException("lagSheddingMinInFlight must be at least 0, was " + lagSheddingMinInFlight);
+            throw new IllegalArgumentException(
+                    "lagSheddingMinInFlight must be at least 0, was " + lagSheddingMinInFlight);
         }
         this.limit = limit;
         this.lag = lag;

@@ -86,7 +86,8 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             return;
         }
         if (msg instanceof HttpRequest request) {
-            if (!isClientRequest(request.uri()) || isStatusCheck(request.uri()) || request.decoderResult().isFailure()) {
+            String uri = request.uri();
+            if (!isClientRequest(uri) || isStatusCheck(uri) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
             } else {
                 String refusal = control.admit();

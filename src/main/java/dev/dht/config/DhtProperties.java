@@ -113,7 +113,8 @@ public record DhtProperties(
             throw new InvalidSettingException("dht.max-event-loop-lag", "must be positive, was " + maxEventLoopLag);
         }
         if (lagSheddingMinInFlight < 0) {
-            throw new InvalidSettingException("dht.lag-shedding-min-in-flight", "must be at least 0, was " + lagSheddingMinInFlight);
+            throw new InvalidSettingException("dht.lag-shedding-min-in-flight",
+                    "must be at least 0, was " + lagSheddingMinInFlight);
         }
         if (rangeIdleTimeout.isNegative() || rangeIdleTimeout.isZero()) {
             throw new InvalidSettingException("dht.range-idle-timeout", "must be positive, was " + rangeIdleTimeout);

@@ -91,7 +91,8 @@ public final class QuorumCollector {
      *
      * @param local index of the call to this node's own store, or -1 if none of them is
      */
-    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int local, int ack, Duration timeout) {
+    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int local, int ack,
+                                           Duration timeout) {
         if (local < -1 || local >= calls.size()) {
             throw new IllegalArgumentException("local must be -1 or an index of calls, was " + local);
         }
