@@ -25,7 +25,8 @@ import java.util.ArrayDeque;
 
 /**
  * Admission control of one HTTP/1.1 connection, in the Netty pipeline between the HTTP codec and Reactor Netty's
- * request handling: asks {@link AdmissionControl} for every client request ({@code /v0/*}) and answers a refused
+ * request handling: asks {@link AdmissionControl} for every client request ({@code /v0/*} but {@code /v0/status},
+ * whose answer is the node's health, never its load) and answers a refused
  * one 503 ({@code Retry-After: 1}, a one-line text body) itself, so that neither Reactor Netty nor WebFlux builds
  * anything for it. An overloaded node thus refuses a request for a fraction of what refusing it in a WebFilter
  * cost (no server operations, exchange, filter chain or reactive write), which is what decides how fast its busy
@@ -94,7 +95,8 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         }
         if (msg instanceof HttpRequest request) {
             RequestFraming.check(request);
-            if (!isClientRequest(request.uri()) || request.decoderResult().isFailure()) {
+            String uri = request.uri();
+            if (!isClientRequest(uri) || isStatusCheck(uri) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
             } else {
                 String refusal = control.admit();
@@ -224,6 +226,11 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     /** Whether a request target is a client request of the v0 API, in origin form or absolute form. */
     static boolean isClientRequest(String uri) {
         return uri.startsWith("/") ? uri.startsWith("/v0/") : pathOf(uri).startsWith("/v0/");
+    }
+
+    /** Whether a request target is {@code /v0/status}, which reports health and is never refused for load. */
+    static boolean isStatusCheck(String uri) {
+        return pathOf(uri).equals("/v0/status");
     }
 
     /** The path of a request target: origin form ({@code /p?q}) or absolute form ({@code http://host/p?q}). */

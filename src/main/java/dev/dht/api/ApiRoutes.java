@@ -54,7 +54,8 @@ public class ApiRoutes {
 
     @Bean
     AdmissionControl admissionControl(DhtProperties properties, EventLoopLag lag) {
-        return new AdmissionControl(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag());
+        return new AdmissionControl(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag(),
+                properties.lagSheddingMinInFlight());
     }
 
     /**

@@ -160,7 +160,8 @@ public class DhtConfiguration {
             replicas.put(node, node.self()
                     ? new LocalReplica(store)
                     : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics,
-                            properties.replicaTimeout(), Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize())));
+                            properties.replicaTimeout(), Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
+                            properties.rangeIdleTimeout()));
         }
         return new Replicas(replicas);
     }

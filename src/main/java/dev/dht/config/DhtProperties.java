@@ -32,7 +32,13 @@ import org.springframework.util.unit.DataSize;
  *                        further writes wait and go together as one batch request when one returns. Default 4
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
  * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
- *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}). Default 100ms
+ *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}) while at least
+ *                        {@code lagSheddingMinInFlight} client requests are in flight. Default 100ms
+ * @param lagSheddingMinInFlight client requests that must be in flight for the event loop lag to refuse more
+ *                        (Little's law, see {@link dev.dht.api.AdmissionControl}); 0 lets the lag alone refuse.
+ *                        A value above {@code maxInFlightRequests} counts as that. Default 32
+ * @param rangeIdleTimeout how long a peer's range stream may send nothing while the coordinator waits for data
+ *                        from it (a client pausing its reads does not count) before the range fails. Default 10s
  * @param ioThreads       Netty event loop threads, shared by the web server and the replica client; 0 means one
  *                        per available processor. Default 0 (Reactor Netty's own default would be at least 4)
  * @param storage         storage settings
@@ -55,6 +61,8 @@ public record DhtProperties(
         @DefaultValue("4") int replicaWritesInFlight,
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,
+        @DefaultValue("32") int lagSheddingMinInFlight,
+        @DefaultValue("10s") Duration rangeIdleTimeout,
         @DefaultValue("0") int ioThreads,
         @DefaultValue Storage storage,
         @DefaultValue Hints hints,
@@ -103,6 +111,13 @@ public record DhtProperties(
         }
         if (maxEventLoopLag.isNegative() || maxEventLoopLag.isZero()) {
             throw new InvalidSettingException("dht.max-event-loop-lag", "must be positive, was " + maxEventLoopLag);
+        }
+        if (lagSheddingMinInFlight < 0) {
+            throw new InvalidSettingException("dht.lag-shedding-min-in-flight",
+                    "must be at least 0, was " + lagSheddingMinInFlight);
+        }
+        if (rangeIdleTimeout.isNegative() || rangeIdleTimeout.isZero()) {
+            throw new InvalidSettingException("dht.range-idle-timeout", "must be positive, was " + rangeIdleTimeout);
         }
         if (replicaWritesInFlight < 1) {
             throw new InvalidSettingException("dht.replica-writes-in-flight", "must be at least 1, was " + replicaWritesInFlight);

@@ -26,7 +26,8 @@ import reactor.core.publisher.Mono;
  * speculative retry to the others (see {@link #get}).
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
- * {@code dht.replica-timeout}. Non-blocking: safe on an event loop.
+ * {@code dht.replica-timeout} (a write waits past it for this node's own store when that alone keeps the quorum
+ * open). Non-blocking: safe on an event loop.
  */
 public final class Coordinator {
     private static final Comparator<Replica> READ_ORDER = Comparator.comparingInt(Replica::readRank);
@@ -147,12 +148,19 @@ public final class Coordinator {
         return write("DELETE", id, Record.tombstone(clock.now(), rf.from()), rf);
     }
 
+    /**
+     * Sends {@code record} to the {@code from} replicas and waits for {@code ack}. The timeout does not cut short
+     * this node's own write: a local write that is merely slow completes the quorum when it lands
+     * ({@link QuorumCollector#awaitAcks(String, List, int, int, Duration)}).
+     */
     private Mono<Void> write(String operation, String id, Record record, ReplicationFactor rf) {
         List<Mono<Boolean>> calls = new ArrayList<>(rf.from());
+        int local = -1;
         for (Replica replica : replicasFor(id, rf)) {
+            local = replica instanceof LocalReplica ? calls.size() : local;
             calls.add(replica.write(id, record));
         }
-        return counted(operation, QuorumCollector.awaitAcks(operation, calls, rf.ack(), timeout));
+        return counted(operation, QuorumCollector.awaitAcks(operation, calls, local, rf.ack(), timeout));
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */

@@ -20,7 +20,12 @@ import reactor.util.context.Context;
  *
  * <p>Semantics (after Cassandra's {@code blockFor}): the result completes with the first {@code ack}
  * successes in arrival order; it fails with {@link QuorumNotReachedException} as soon as
- * {@code failures > from - ack} (quorum became impossible) or when {@code timeout} passes.
+ * {@code failures > from - ack} (quorum became impossible) or when {@code timeout} passes. The timeout is for
+ * replicas behind the network: a write to this node's own store ({@link #awaitAcks(String, List, int, int,
+ * Duration)}'s {@code local}) is not a missing replica when merely slow, so when it alone keeps the quorum
+ * open at the timeout the result waits for it, and a local write that then lands is acknowledged instead of being
+ * answered 504 although it was stored. Its wait is bounded by the storage queue: a saturated store refuses
+ * writes up front ({@link RejectedExecutionException}, 503) instead of queueing them without bound.
  *
  * <p>Reads may contact fewer replicas ({@link #firstAcksSpeculating}): only {@code ack} at first, more after a
  * failure or a delay.
@@ -42,7 +47,7 @@ public final class QuorumCollector {
      * @return the first {@code ack} values, in arrival order
      */
     public static <T> Mono<List<T>> firstAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return collect(operation, calls, ack, timeout, true, calls.size(), null, null);
+        return collect(operation, calls, ack, timeout, true, calls.size(), null, null, -1);
     }
 
     /**
@@ -67,7 +72,7 @@ public final class QuorumCollector {
             throw new IllegalArgumentException("nothing to speculate on: delay " + speculativeRetryDelay + ", ack " + ack
                     + " of " + calls.size() + " (use firstAcks)");
         }
-        return collect(operation, calls, ack, timeout, true, ack, speculativeRetryDelay, retryAllowed);
+        return collect(operation, calls, ack, timeout, true, ack, speculativeRetryDelay, retryAllowed, -1);
     }
 
     /**
@@ -75,7 +80,23 @@ public final class QuorumCollector {
      * {@code ack} calls succeeded (so no value is dropped and discarded downstream, as {@code then()} would).
      */
     public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return collect(operation, calls, ack, timeout, false, calls.size(), null, null);
+        return awaitAcks(operation, calls, -1, ack, timeout);
+    }
+
+    /**
+     * {@link #awaitAcks(String, List, int, Duration)} where {@code calls.get(local)} writes to this node's own
+     * store: at the timeout, if it is still running and its success would complete the quorum, the result waits
+     * for it (and for any other answer still coming) instead of failing; it fails at once if the local write
+     * then fails, or succeeds without making the quorum.
+     *
+     * @param local index of the call to this node's own store, or -1 if none of them is
+     */
+    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int local, int ack,
+                                           Duration timeout) {
+        if (local < -1 || local >= calls.size()) {
+            throw new IllegalArgumentException("local must be -1 or an index of calls, was " + local);
+        }
+        return collect(operation, calls, ack, timeout, false, calls.size(), null, null, local);
     }
 
     /**
@@ -93,17 +114,18 @@ public final class QuorumCollector {
      * @param initial      calls started at once; the rest start on a failure or at {@code speculateAt}
      * @param speculateAt  when to start the calls not yet started; null if {@code initial} is all of them
      * @param retryAllowed whether they may start at {@code speculateAt}; null if {@code speculateAt} is
+     * @param local        index of the call to this node's own store, which the timeout waits for; -1 if none
      */
     private static <T, R> Mono<R> collect(String operation, List<Mono<T>> calls, int ack, Duration timeout,
                                           boolean emitValues, int initial, Duration speculateAt,
-                                          BooleanSupplier retryAllowed) {
+                                          BooleanSupplier retryAllowed, int local) {
         int from = calls.size();
         if (ack < 1 || ack > from) {
             throw new IllegalArgumentException("ack must be in [1, " + from + "], was " + ack);
         }
         List<Mono<T>> replicaCalls = List.copyOf(calls);
         return Mono.create(sink -> {
-            Tally<T, R> tally = new Tally<>(operation, ack, replicaCalls, initial, sink, emitValues);
+            Tally<T, R> tally = new Tally<>(operation, ack, replicaCalls, initial, sink, emitValues, local);
             tally.start(initial);
             if (tally.isDecided()) {
                 return; // answered while starting (e.g. a row cache hit on this node): no timer needed
@@ -126,10 +148,12 @@ public final class QuorumCollector {
      */
     private static final class DetachedCall<T> implements CoreSubscriber<T> {
         private final Tally<T, ?> tally;
+        private final int index;
         private boolean answered;
 
-        DetachedCall(Tally<T, ?> tally) {
+        DetachedCall(Tally<T, ?> tally, int index) {
             this.tally = tally;
+            this.index = index;
         }
 
         @Override
@@ -140,20 +164,20 @@ public final class QuorumCollector {
         @Override
         public void onNext(T value) {
             answered = true;
-            tally.success(value);
+            tally.success(value, index);
         }
 
         @Override
         public void onError(Throwable error) {
             answered = true;
-            tally.failure(error);
+            tally.failure(error, index);
         }
 
         @Override
         public void onComplete() {
             if (!answered) {
                 answered = true;
-                tally.failure(COMPLETED_EMPTY);
+                tally.failure(COMPLETED_EMPTY, index);
             }
         }
 
@@ -180,8 +204,15 @@ public final class QuorumCollector {
         private int failures;
         private int overloaded;
         private boolean decided;
+        /** Index of the call to this node's own store, -1 if none. */
+        private final int local;
+        /** Whether the call to this node's own store has not answered yet. */
+        private boolean localPending;
+        /** Whether the timeout passed while the local call kept the quorum open: waiting for that call alone. */
+        private boolean timedOut;
 
-        Tally(String operation, int ack, List<Mono<T>> calls, int initial, MonoSink<R> sink, boolean emitValues) {
+        Tally(String operation, int ack, List<Mono<T>> calls, int initial, MonoSink<R> sink, boolean emitValues,
+              int local) {
             this.operation = operation;
             this.ack = ack;
             this.from = calls.size();
@@ -190,6 +221,8 @@ public final class QuorumCollector {
             this.sink = sink;
             this.emitValues = emitValues;
             this.successes = new ArrayList<>(ack);
+            this.local = local;
+            this.localPending = local >= 0;
         }
 
         /** Whether the result is decided (success, failure or timeout). */
@@ -200,7 +233,7 @@ public final class QuorumCollector {
         /** Subscribes the first {@code initial} calls (counted as started by the constructor). */
         void start(int initial) {
             for (int i = 0; i < initial; i++) {
-                calls.get(i).subscribe(new DetachedCall<>(this));
+                calls.get(i).subscribe(new DetachedCall<>(this, i));
             }
         }
 
@@ -218,35 +251,49 @@ public final class QuorumCollector {
                 started = from;
             }
             for (int i = first; i < from; i++) {
-                calls.get(i).subscribe(new DetachedCall<>(this));
+                calls.get(i).subscribe(new DetachedCall<>(this, i));
             }
         }
 
         @SuppressWarnings("unchecked") // R is List<T> when emitValues, Void otherwise
-        void success(T value) {
-            List<T> result;
+        void success(T value, int index) {
+            List<T> result = null;
+            QuorumNotReachedException failure = null;
             synchronized (this) {
                 if (decided) {
                     return;
                 }
                 successes.add(value);
-                if (successes.size() < ack) {
+                if (index == local) {
+                    localPending = false;
+                }
+                if (successes.size() >= ack) {
+                    decided = true;
+                    result = emitValues ? List.copyOf(successes) : List.of();
+                } else if (timedOut && !localPending) {
+                    decided = true; // past the timeout the local write landed, and the quorum is still short
+                    failure = exception(true);
+                } else {
                     return;
                 }
-                decided = true;
-                result = emitValues ? List.copyOf(successes) : null;
             }
-            if (result == null) {
+            if (failure != null) {
+                sink.error(failure);
+            } else if (!emitValues) {
                 sink.success();
             } else {
                 sink.success((R) result);
             }
         }
 
-        /** Counts a failed call; starts the next call not started yet while the quorum is still reachable. */
-        void failure(Throwable error) {
+        /**
+         * Counts a failed call; starts the next call not started yet while the quorum is still reachable. Past
+         * the timeout, the local call's failure decides the result.
+         */
+        void failure(Throwable error, int index) {
             QuorumNotReachedException failure;
             Mono<T> next;
+            int nextIndex = -1;
             synchronized (this) {
                 if (decided) {
                     return;
@@ -255,27 +302,39 @@ public final class QuorumCollector {
                 if (isOverload(error)) {
                     overloaded++;
                 }
-                if (failures <= from - ack) {
-                    next = started < from ? calls.get(started++) : null;
+                if (index == local) {
+                    localPending = false;
+                }
+                if (failures <= from - ack && !(timedOut && !localPending)) {
+                    nextIndex = started < from ? started++ : -1;
+                    next = nextIndex < 0 ? null : calls.get(nextIndex);
                     failure = null;
                 } else {
                     next = null;
                     decided = true;
-                    failure = exception(false);
+                    failure = exception(timedOut);
                 }
             }
             if (next != null) {
-                next.subscribe(new DetachedCall<>(this));
+                next.subscribe(new DetachedCall<>(this, nextIndex));
             }
             if (failure != null) {
                 sink.error(failure);
             }
         }
 
+        /**
+         * The timeout: fails the result, unless the call to this node's own store is still running and its
+         * success would complete the quorum; then the result waits for it.
+         */
         void timeOut() {
             QuorumNotReachedException failure;
             synchronized (this) {
-                if (decided) {
+                if (decided || timedOut) {
+                    return;
+                }
+                if (localPending && successes.size() + 1 >= ack) {
+                    timedOut = true;
                     return;
                 }
                 decided = true;

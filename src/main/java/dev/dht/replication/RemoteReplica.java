@@ -37,6 +37,7 @@ public final class RemoteReplica implements Replica {
     private final PeerHealth health;
     private final ReplicaCallMetrics metrics;
     private final Duration timeout;
+    private final Duration rangeIdleTimeout;
     /** {@code http://peer/internal/record?id=}, to which the encoded id is appended. */
     private final String recordUri;
     private final URI batchUri;
@@ -47,15 +48,18 @@ public final class RemoteReplica implements Replica {
      * @param timeout        {@code dht.replica-timeout}: how long a range stream may take to its first record
      * @param writesInFlight {@code dht.replica-writes-in-flight}: write requests to the peer in flight before
      *                       further writes wait and coalesce into batches ({@link WriteCoalescer})
+     * @param rangeIdleTimeout {@code dht.range-idle-timeout}: how long a range stream may send nothing while its
+     *                       data is wanted
      */
     public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics,
-                         Duration timeout, int writesInFlight) {
+                         Duration timeout, int writesInFlight, Duration rangeIdleTimeout) {
         this.node = node;
         this.metrics = metrics;
         this.client = client;
         this.secret = secret;
         this.health = health;
         this.timeout = timeout;
+        this.rangeIdleTimeout = rangeIdleTimeout;
         this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id=";
         this.batchUri = URI.create(node.url() + InternalProtocol.RECORDS_PATH);
         this.writes = new WriteCoalescer(node.name(), writesInFlight, this::send);
@@ -131,10 +135,13 @@ public final class RemoteReplica implements Replica {
     /**
      * {@inheritDoc}
      *
-     * <p>Only the first record (or the end of an empty stream) must arrive within {@code dht.replica-timeout}.
-     * The client's response timeout, a limit on the time between two reads, is switched off for the stream:
+     * <p>The first record (or the end of an empty stream) must arrive within {@code dht.replica-timeout}. The
+     * client's response timeout, a limit on the time between two reads, is switched off for the stream:
      * backpressure from a client that reads slowly stops the reads for as long as it pauses, and that must not
-     * fail a healthy peer's stream.
+     * fail a healthy peer's stream. Instead, the body may send nothing for at most {@code dht.range-idle-timeout}
+     * while the coordinator wants more of it ({@link IdleStreamTimeout}: time in which nothing is requested does
+     * not count), so a peer that stalls mid-stream without closing its connection fails the range with
+     * {@link RangeUnavailableException} instead of holding it until TCP gives up.
      */
     @Override
     public Flux<KeyedRecord> range(String start, String end) {
@@ -145,7 +152,8 @@ public final class RemoteReplica implements Replica {
                         .header(InternalProtocol.SECRET_HEADER, secret)
                         .httpRequest(request -> request.<HttpClientRequest>getNativeRequest().responseTimeout(null))
                         .exchangeToFlux(response -> response.statusCode().is2xxSuccessful()
-                                ? RangeFrameCodec.decode(response.bodyToFlux(DataBuffer.class), node.name(), BODY_PREFETCH)
+                                ? RangeFrameCodec.decode(IdleStreamTimeout.watch(response.bodyToFlux(DataBuffer.class),
+                                        rangeIdleTimeout, node.name()), node.name(), BODY_PREFETCH)
                                 : response.<KeyedRecord>createError().flux())
                         .timeout(Mono.delay(timeout), first -> Mono.never()))
                 .doOnComplete(() -> health.succeeded(node))

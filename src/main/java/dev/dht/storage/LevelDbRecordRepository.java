@@ -17,6 +17,7 @@ import org.iq80.leveldb.DBIterator;
 import org.iq80.leveldb.Options;
 import org.iq80.leveldb.ReadOptions;
 import org.iq80.leveldb.Snapshot;
+import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
 
 /**
@@ -56,9 +57,32 @@ public final class LevelDbRecordRepository implements RecordRepository {
             Files.createDirectories(directory);
             Options options = new Options().createIfMissing(true);
             DB db = engine.factory().open(directory.toFile(), options);
-            return new LevelDbRecordRepository(db, directory, sync);
+            LevelDbRecordRepository repository = new LevelDbRecordRepository(db, directory, sync);
+            repository.warmUpNativeCalls();
+            return repository;
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open LevelDB in " + directory + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Runs each kind of native call once on the opening thread, before the storage threads may run them at once.
+     * leveldbjni's glue (HawtJNI) caches the field IDs of its structs (slice, read and write options) on first use
+     * without synchronization, keeping a JNI local class reference in a global; threads making their first call
+     * together can use another thread's stale reference, and a node restarted after kill -9 into a load of
+     * replica writes crashed with SIGSEGV in {@code jni_GetFieldID} from {@code NativeDB.get} on a storage thread
+     * (FaultsIT, 2026-11-24). A get of the empty key, an empty batch write and a seek of an iterator touch every
+     * struct the store uses and change nothing.
+     */
+    private void warmUpNativeCalls() throws IOException {
+        db.get(new byte[0]);
+        try (WriteBatch empty = db.createWriteBatch()) {
+            db.write(empty, writeOptions);
+        }
+        Snapshot snapshot = db.getSnapshot();
+        try (snapshot; DBIterator iterator = db.iterator(new ReadOptions().snapshot(snapshot).fillCache(false))) {
+            iterator.seek(new byte[0]);
+            iterator.hasNext();
         }
     }
 

@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 /** The in-flight limit: requests beyond it are refused with a reason until a slot is given back. */
 class AdmissionControlTest {
     /** An event loop lag that is never started reads 0: here only the in-flight limit acts. */
-    private final AdmissionControl control = new AdmissionControl(2, new EventLoopLag(), Duration.ofMillis(100));
+    private final AdmissionControl control = new AdmissionControl(2, new EventLoopLag(), Duration.ofMillis(100), 0);
 
     @Test
     void requestsBeyondTheLimitAreRefusedUntilASlotIsGivenBack() {
@@ -29,8 +29,15 @@ class AdmissionControlTest {
 
     @Test
     void aLimitBelowOneIsRefused() {
-        assertThatThrownBy(() -> new AdmissionControl(0, new EventLoopLag(), Duration.ofMillis(100)))
+        assertThatThrownBy(() -> new AdmissionControl(0, new EventLoopLag(), Duration.ofMillis(100), 0))
                 .isInstanceOf(IllegalArgumentException.class)
                 .hasMessageContaining("at least 1");
+    }
+
+    @Test
+    void aNegativeInFlightFloorForLagSheddingIsRefused() {
+        assertThatThrownBy(() -> new AdmissionControl(2, new EventLoopLag(), Duration.ofMillis(100), -1))
+                .isInstanceOf(IllegalArgumentException.class)
+                .hasMessage("lagSheddingMinInFlight must be at least 0, was -1");
     }
 }

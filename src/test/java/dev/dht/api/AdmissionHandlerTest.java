@@ -38,7 +38,7 @@ import org.junit.jupiter.api.Test;
  * request in flight; the event loop lag is never started, so it reads 0.
  */
 class AdmissionHandlerTest {
-    private final AdmissionControl control = new AdmissionControl(1, new EventLoopLag(), Duration.ofMillis(100));
+    private final AdmissionControl control = new AdmissionControl(1, new EventLoopLag(), Duration.ofMillis(100), 0);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final ClientRequestMetrics metrics = new ClientRequestMetrics(registry);
     private final List<EmbeddedChannel> channels = new ArrayList<>();
@@ -132,6 +132,26 @@ class AdmissionHandlerTest {
 
         assertThat(connection.handedOn).hasSize(4);
         assertThat(control.inFlight()).as("only the client request holds a slot").isEqualTo(1);
+    }
+
+    @Test
+    void theStatusCheckIsNeverRefusedAndTakesNoSlot() {
+        Connection holder = connect();
+        holder.send(get("/v0/entity?id=a"));
+
+        Connection connection = connect();
+        connection.send(get("/v0/status"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("http://node-a:8080/v0/status?verbose"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+
+        assertThat(connection.handedOn).as("both status checks reach the status handler").hasSize(4);
+        assertThat(control.inFlight()).as("only the client request holds a slot").isEqualTo(1);
+        Connection other = connect();
+        other.send(get("/v0/statuses"));
+        FullHttpResponse refusal = other.answer();
+        assertThat(refusal.status()).as("another /v0 path is limited").isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        refusal.release();
     }
 
     @Test

@@ -112,11 +112,26 @@ class OverloadRefusalTest {
     void aRefusalOfARequestThatAsksToCloseClosesTheConnection() throws Exception {
         CompletableFuture<HttpResponse<String>> held = holdTheOnlySlot();
         try (RawHttpConnection connection = new RawHttpConnection(port)) {
-            connection.send("GET /v0/status HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+            connection.send("DELETE /v0/entity?id=held HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
             Response refusal = connection.read();
             assertThat(refusal.status()).isEqualTo(503);
             assertThat(refusal.header("Connection")).isEqualTo("close");
             assertThat(connection.closedByServer()).isTrue();
+        }
+        storage.release();
+        assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);
+    }
+
+    @Test
+    void theStatusCheckIsServedWhileClientRequestsAreRefused() throws Exception {
+        CompletableFuture<HttpResponse<String>> held = holdTheOnlySlot();
+        try (RawHttpConnection connection = new RawHttpConnection(port)) {
+            connection.send("DELETE /v0/entity?id=held HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            assertThat(connection.read().status()).as("a client request is refused").isEqualTo(503);
+            connection.send("GET /v0/status HTTP/1.1\r\nHost: localhost\r\n\r\n");
+            Response status = connection.read();
+            assertThat(status.status()).as("the status check reports health, not load").isEqualTo(200);
+            assertThat(status.body()).isEqualTo("UP\n");
         }
         storage.release();
         assertThat(held.get(30, TimeUnit.SECONDS).statusCode()).isEqualTo(201);

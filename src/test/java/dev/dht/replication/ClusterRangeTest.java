@@ -29,11 +29,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * {@code /v0/entities} over a 3-node cluster: 3 000 keys written at various replication factors, some
  * overwritten or deleted through other coordinators. Every node must stream exactly the expected sorted map;
- * a node that is down makes the range fail visibly (504, or a body without its terminating chunk).
+ * a node that is down makes the range fail visibly (504, or a body without its terminating chunk), and so does
+ * a peer that stalls mid-stream, after {@link #RANGE_IDLE_TIMEOUT}, while a client that pauses longer than that
+ * still gets everything.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ClusterRangeTest {
     private static final String[] REPLICAS = {"1/1", "2/2", "1/3", "2/3", "3/3", null};
+    private static final Duration RANGE_IDLE_TIMEOUT = Duration.ofSeconds(2);
 
     InProcessCluster cluster;
     /** Expected live keys, in unsigned UTF-8 byte order, with their values. */
@@ -41,7 +44,7 @@ class ClusterRangeTest {
 
     @BeforeAll
     void writeKeys(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root);
+        cluster = InProcessCluster.start(3, root, Map.of("dht.range-idle-timeout", RANGE_IDLE_TIMEOUT.toMillis() + "ms"));
         Random random = new Random(2026);
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
@@ -132,6 +135,27 @@ class ClusterRangeTest {
     }
 
     @Test
+    void aPeerThatStallsMidStreamCutsTheBodyOffAfterTheIdleTimeout() throws IOException {
+        byte[] big = new byte[64 * 1024];
+        new Random(7).nextBytes(big);
+        for (int i = 0; i < 300; i++) {
+            assertThat(cluster.client(i % 3).put("x-stall-" + String.format("%04d", i), big, "3/3")).isEqualTo(201);
+        }
+        cluster.serverFaults(2).stallRangeStreams();
+        long started = System.nanoTime();
+        try (ChunkedResponseReader reader = ChunkedResponseReader.get(rangeUri(0, "x-stall-", "x-stall-~"))) {
+            assertThat(reader.status()).as("the stalled peer sent its first buffer in time").isEqualTo(200);
+            assertThatThrownBy(() -> {
+                while (reader.nextChunk() != null) {
+                    // drain until the cut
+                }
+            }).as("cut off, not ended cleanly with data missing").isInstanceOf(EOFException.class);
+        }
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("failed at the idle timeout, not when TCP gives up")
+                .isGreaterThanOrEqualTo(RANGE_IDLE_TIMEOUT).isLessThan(Duration.ofSeconds(30));
+    }
+
+    @Test
     void aClientThatPausesLongerThanTheReplicaTimeoutStillGetsTheWholeRange() throws Exception {
         byte[] big = new byte[64 * 1024];
         new Random(9).nextBytes(big);
@@ -142,7 +166,8 @@ class ClusterRangeTest {
         try (ChunkedResponseReader reader = ChunkedResponseReader.get(rangeUri(0, "y-pause-", "y-pause-~"))) {
             assertThat(reader.status()).isEqualTo(200);
             assertThat(reader.nextChunk()).isNotNull();
-            Thread.sleep(3_000); // the peers' streams are held back by backpressure meanwhile (replica timeout 1 s)
+            // the peers' streams are held back by backpressure meanwhile (replica timeout 1 s, range idle timeout 2 s)
+            Thread.sleep(RANGE_IDLE_TIMEOUT.toMillis() + 1_500);
             assertThat(reader.readAllChunks()).as("chunks after the pause").hasSize(keys - 1);
         }
     }

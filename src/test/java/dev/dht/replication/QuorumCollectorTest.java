@@ -87,4 +87,49 @@ class QuorumCollectorTest {
         assertThat(quorum.block()).containsExactly("x1");
         assertThat(quorum.block()).containsExactly("x2");
     }
+
+    @Test
+    void aWriteWaitsPastTheTimeoutForItsLocalCallWhenThatAloneCompletesTheQuorum() {
+        Mono<String> slowLocal = Mono.just("local").delayElement(Duration.ofMillis(600));
+        long started = System.nanoTime();
+        QuorumCollector.awaitAcks("PUT", List.of(slowLocal, Mono.just("b"), Mono.<String>never()), 0, 2,
+                Duration.ofMillis(100)).block(Duration.ofSeconds(10));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(600));
+    }
+
+    @Test
+    void aSlowLocalCallDoesNotHideMissingPeersAtTheTimeout() {
+        Mono<String> slowLocal = Mono.just("local").delayElement(Duration.ofSeconds(5));
+        long started = System.nanoTime();
+        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slowLocal, Mono.<String>never(),
+                Mono.<String>never()), 0, 2, Duration.ofMillis(200)).block(Duration.ofSeconds(10)))
+                .isInstanceOfSatisfying(QuorumNotReachedException.class,
+                        e -> assertThat(e.getMessage()).contains("the rest timed out"));
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(3));
+    }
+
+    @Test
+    void aLocalCallThatFailsOrLandsShortOfTheQuorumPastTheTimeoutFailsAtOnce() {
+        Mono<String> failingLocal = Mono.<String>error(new IllegalStateException("disk")).delaySubscription(Duration.ofMillis(400));
+        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(failingLocal), 0, 1, Duration.ofMillis(100))
+                .block(Duration.ofSeconds(10)))
+                .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> assertThat(e.failed()).isEqualTo(1));
+
+        Mono<String> slowLocal = Mono.just("local").delayElement(Duration.ofMillis(400));
+        Mono<String> lateRemoteFailure = Mono.<String>error(new IllegalStateException("down")).delaySubscription(Duration.ofMillis(200));
+        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slowLocal, lateRemoteFailure,
+                Mono.just("c")), 0, 3, Duration.ofMillis(100)).block(Duration.ofSeconds(10)))
+                .as("3/3 with one peer failed: impossible, whatever the local call does")
+                .isInstanceOf(QuorumNotReachedException.class);
+    }
+
+    @Test
+    void withoutALocalCallTheTimeoutDecidesAsBefore() {
+        Mono<String> slow = Mono.just("slow").delayElement(Duration.ofSeconds(5));
+        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slow), -1, 1, Duration.ofMillis(100))
+                .block(Duration.ofSeconds(10)))
+                .isInstanceOf(QuorumNotReachedException.class);
+        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slow), 1, 1, Duration.ofMillis(100)))
+                .isInstanceOf(IllegalArgumentException.class);
+    }
 }

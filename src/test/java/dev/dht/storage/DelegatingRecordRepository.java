@@ -3,10 +3,11 @@ package dev.dht.storage;
 import java.io.IOException;
 
 /** A repository that passes every call to another one; tests override the calls they watch or slow down. */
-class DelegatingRecordRepository implements RecordRepository {
+public class DelegatingRecordRepository implements RecordRepository {
     private final RecordRepository delegate;
 
-    DelegatingRecordRepository(RecordRepository delegate) {
+    /** @param delegate the repository every call goes to */
+    public DelegatingRecordRepository(RecordRepository delegate) {
         this.delegate = delegate;
     }
 

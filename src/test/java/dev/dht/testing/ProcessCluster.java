@@ -62,6 +62,11 @@ public final class ProcessCluster implements AutoCloseable {
         return ports.stream().map(port -> "localhost:" + port).toList();
     }
 
+    /** The cluster secret the nodes share, for tests that read a node's own records over /internal/*. */
+    public String secret() {
+        return secret;
+    }
+
     /** Base URL of node {@code index}. */
     public URI url(int index) {
         return URI.create(urls().get(index));

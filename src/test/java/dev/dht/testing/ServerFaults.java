@@ -1,11 +1,17 @@
 package dev.dht.testing;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import org.reactivestreams.Publisher;
 import org.springframework.core.Ordered;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -17,19 +23,33 @@ import reactor.core.publisher.Mono;
  */
 public final class ServerFaults implements WebFilter, Ordered {
     private final AtomicReference<Duration> replicaRequestDelay = new AtomicReference<>();
+    private volatile boolean stallRanges;
 
     /** Delays the handling of every replica request this node receives by {@code delay}. */
     public void delayReplicaRequests(Duration delay) {
         replicaRequestDelay.set(delay);
     }
 
+    /**
+     * Makes every range stream this node serves to a peer ({@code /internal/range}) stall after its first 256 KiB:
+     * nothing more is sent and the connection stays open, as with a peer frozen or cut off by a partition
+     * mid-stream.
+     */
+    public void stallRangeStreams() {
+        stallRanges = true;
+    }
+
     /** Removes all faults. */
     public void clear() {
         replicaRequestDelay.set(null);
+        stallRanges = false;
     }
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        if (stallRanges && exchange.getRequest().getPath().value().startsWith("/internal/range")) {
+            return chain.filter(exchange.mutate().response(new StallingResponse(exchange.getResponse())).build());
+        }
         Duration delay = replicaRequestDelay.get();
         if (delay == null || !exchange.getRequest().getPath().value().startsWith("/internal/")) {
             return chain.filter(exchange);
@@ -40,5 +60,28 @@ public final class ServerFaults implements WebFilter, Ordered {
     @Override
     public int getOrder() {
         return Ordered.HIGHEST_PRECEDENCE;
+    }
+
+    /** A response whose body stops after {@link #STALL_AFTER_BYTES}, without ending. */
+    private static final class StallingResponse extends ServerHttpResponseDecorator {
+        /** Bytes sent before the stall: a few records of up to 64 KiB, so the first arrives in time. */
+        static final long STALL_AFTER_BYTES = 256 * 1024;
+
+        StallingResponse(ServerHttpResponse delegate) {
+            super(delegate);
+        }
+
+        @Override
+        public Mono<Void> writeWith(Publisher<? extends DataBuffer> body) {
+            AtomicLong sent = new AtomicLong();
+            return super.writeWith(Flux.<DataBuffer>from(body)
+                    .takeUntil(buffer -> sent.addAndGet(buffer.readableByteCount()) >= STALL_AFTER_BYTES)
+                    .concatWith(Flux.never()));
+        }
+
+        @Override
+        public Mono<Void> writeAndFlushWith(Publisher<? extends Publisher<? extends DataBuffer>> body) {
+            return writeWith(Flux.from(body).concatMap(Flux::from));
+        }
     }
 }
