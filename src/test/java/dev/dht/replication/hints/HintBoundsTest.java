@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.testing.InProcessCluster;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
 import org.junit.jupiter.api.Test;
@@ -15,10 +16,12 @@ import org.junit.jupiter.api.io.TempDir;
  * beyond them are dropped and counted, and client writes still succeed.
  */
 class HintBoundsTest {
+    /** Event loop lag tolerated before requests get 503: these tests are not about overload, and run on busy machines. */
+    static final String LAG = "10s";
 
     @Test
     void noNewHintsForAPeerDownLongerThanTheWindow(@TempDir Path root) throws InterruptedException {
-        try (InProcessCluster cluster = InProcessCluster.start(2, root, Map.of("dht.hints.window", "1s"))) {
+        try (InProcessCluster cluster = InProcessCluster.start(2, root, Map.of("dht.hints.window", "1s", "dht.max-event-loop-lag", LAG))) {
             cluster.stop(1);
             String prefix = "window-" + UUID.randomUUID() + "-";
             assertThat(cluster.client(0).put(prefix + "first", "v", "1/2")).isEqualTo(201);
@@ -42,7 +45,7 @@ class HintBoundsTest {
 
     @Test
     void aFullHintStoreDropsNewHintsNotWrites(@TempDir Path root) throws InterruptedException {
-        try (InProcessCluster cluster = InProcessCluster.start(2, root, Map.of("dht.hints.max-size", "2KB"))) {
+        try (InProcessCluster cluster = InProcessCluster.start(2, root, Map.of("dht.hints.max-size", "2KB", "dht.max-event-loop-lag", LAG))) {
             cluster.stop(1);
             String value = "x".repeat(100);
             for (int i = 0; i < 50; i++) {
@@ -54,6 +57,24 @@ class HintBoundsTest {
             assertThat(dropped(cluster, "full")).as("hints that did not").isPositive();
             assertThat(cluster.bean(0, MeterRegistry.class).get("dht.hints.size").gauge().value())
                     .as("bytes kept").isLessThanOrEqualTo(2048.0);
+        }
+    }
+
+    @Test
+    void replayGoesNoFasterThanTheReplayRate(@TempDir Path root) throws InterruptedException {
+        try (InProcessCluster cluster = InProcessCluster.start(2, root, Map.of("dht.hints.replay-rate", "20", "dht.max-event-loop-lag", LAG))) {
+            cluster.stop(1);
+            String prefix = "paced-" + UUID.randomUUID() + "-";
+            for (int i = 0; i < 100; i++) {
+                assertThat(cluster.client(0).put(prefix + i, "v", "1/2")).isEqualTo(201);
+            }
+            HintedHandoffTest.awaitTrue("100 hints kept", () -> count(cluster, "dht.hints.stored") == 100);
+            cluster.start(1);
+            HintedHandoffTest.awaitTrue("the first hint replayed", () -> count(cluster, "dht.hints.replayed") > 0);
+            long started = System.nanoTime();
+            HintedHandoffTest.awaitTrue("every hint replayed", () -> count(cluster, "dht.hints.replayed") == 100);
+            // 20 per second, after a burst of at most one second's worth (40 at the very most): 3 s or more
+            assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofSeconds(3));
         }
     }
 

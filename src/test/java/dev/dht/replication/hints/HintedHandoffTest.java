@@ -13,6 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import org.junit.jupiter.api.AfterAll;
@@ -35,7 +36,7 @@ class HintedHandoffTest {
 
     @BeforeAll
     void start(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root);
+        cluster = InProcessCluster.start(3, root, Map.of("dht.max-event-loop-lag", HintBoundsTest.LAG));
     }
 
     @AfterEach
