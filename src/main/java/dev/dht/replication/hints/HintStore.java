@@ -132,12 +132,12 @@ public final class HintStore implements Closeable {
         if (hints.isEmpty()) {
             return;
         }
-        long[] bytes = new long[1];
+        long bytes = 0;
         try (WriteBatch batch = db.createWriteBatch()) {
             for (Hint hint : hints) {
                 byte[] hintKey = hintKey(hint.peer(), hint.sequence());
                 batch.delete(hintKey);
-                bytes[0] += hintKey.length + Integer.BYTES + hint.key().length + hint.record().encodedSize();
+                bytes += hintKey.length + Integer.BYTES + hint.key().length + hint.record().encodedSize();
             }
             db.write(batch, writeOptions);
         } catch (IOException e) {
@@ -146,7 +146,7 @@ public final class HintStore implements Closeable {
         for (Hint hint : hints) {
             pending.get(hint.peer()).decrement();
         }
-        sizeBytes.add(-bytes[0]);
+        sizeBytes.add(-bytes);
     }
 
     /** Hints kept for {@code peer}. Any thread. */
