@@ -122,8 +122,9 @@ public final class Coordinator {
      * record or none, and completes once all of them applied it, so the client's answer waits for the repair.
      * Then {@code ack} replicas hold what the read returned, and a later read, whose {@code ack} replicas overlap
      * them when {@code 2 * ack > from}, never returns an older record (monotonic quorum reads). Completes at once
-     * when the answers agree (the common case). The repaired replicas are among the key's first {@code from}, so
-     * a repair never adds a copy beyond them.
+     * when the answers agree (the common case). Only replicas among the first {@code from} of the key as the
+     * record was written ({@link Record#from}, when known) are repaired, so a 1/1 write read at 3/3 stays one copy;
+     * an answer from beyond them does not count as stale.
      *
      * <p>Fails with {@link QuorumNotReachedException} (504) if a repair fails or does not finish within
      * {@code dht.replica-timeout}: the read could not make {@code ack} replicas agree. Counter
@@ -131,8 +132,10 @@ public final class Coordinator {
      */
     private Mono<Void> repairStale(String id, Record newest, List<ReplicaRead> answers) {
         List<Mono<Boolean>> repairs = new ArrayList<>(answers.size());
+        List<Replica> owners = newest.from() > 0 ? firstReplicas(id, newest.from()) : null;
         for (ReplicaRead answer : answers) {
-            if (answer.record().isEmpty() || newest.supersedes(answer.record().get())) {
+            boolean stale = answer.record().isEmpty() || newest.supersedes(answer.record().get());
+            if (stale && (owners == null || owners.contains(answer.replica()))) {
                 repairs.add(answer.replica().write(id, newest)
                         .doOnSuccess(applied -> repairsSent.increment())
                         .doOnError(error -> repairsFailed.increment()));
@@ -177,6 +180,11 @@ public final class Coordinator {
         return quorum
                 .doOnSuccess(ignored -> success.increment())
                 .doOnError(QuorumNotReachedException.class, ignored -> failure.increment());
+    }
+
+    /** The first {@code count} replicas of {@code id} (at most the cluster's size), in rendezvous order. */
+    private List<Replica> firstReplicas(String id, int count) {
+        return replicasFor(id, new ReplicationFactor(1, Math.min(count, replicas.size())));
     }
 
     private List<Replica> replicasFor(String id, ReplicationFactor rf) {
