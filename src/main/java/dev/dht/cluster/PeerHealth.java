@@ -2,6 +2,7 @@ package dev.dht.cluster;
 
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
@@ -17,10 +18,13 @@ public final class PeerHealth {
     private static final Logger log = LoggerFactory.getLogger(PeerHealth.class);
 
     private final Map<Node, Boolean> up = new ConcurrentHashMap<>();
+    /** {@link System#nanoTime} of the first failure since the peer was last up, for peers seen down. */
+    private final Map<Node, Long> downSinceNanos = new ConcurrentHashMap<>();
 
     /** Records a successful exchange with {@code peer}. */
     public void succeeded(Node peer) {
         Boolean previous = up.put(peer, Boolean.TRUE);
+        downSinceNanos.remove(peer);
         if (Boolean.FALSE.equals(previous)) {
             log.info("peer {} is UP again", peer);
         }
@@ -29,6 +33,7 @@ public final class PeerHealth {
     /** Records a failed exchange (connect error, timeout, 5xx) with {@code peer}. */
     public void failed(Node peer, Throwable cause) {
         Boolean previous = up.put(peer, Boolean.FALSE);
+        downSinceNanos.putIfAbsent(peer, System.nanoTime());
         if (!Boolean.FALSE.equals(previous)) {
             log.warn("peer {} is DOWN: {}", peer, cause.toString());
         }
@@ -47,5 +52,14 @@ public final class PeerHealth {
     /** True unless the last exchange with {@code peer} failed. */
     public boolean isUp(Node peer) {
         return !Boolean.FALSE.equals(up.get(peer));
+    }
+
+    /**
+     * How long {@code peer} has been down: since the first failed exchange after its last successful one, as this
+     * node saw it (since this node started, if it never reached the peer); {@link Duration#ZERO} while it is up.
+     */
+    public Duration downFor(Node peer) {
+        Long since = downSinceNanos.get(peer);
+        return since == null ? Duration.ZERO : Duration.ofNanos(System.nanoTime() - since);
     }
 }

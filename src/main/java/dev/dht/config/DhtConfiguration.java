@@ -12,6 +12,8 @@ import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
+import dev.dht.replication.hints.HintStore;
+import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
@@ -150,18 +152,35 @@ public class DhtConfiguration {
         return builder.build();
     }
 
-    /** One replica per node, in topology order: this node in-process, peers over the internal protocol. */
+    /**
+     * Hinted handoff, with its own LevelDB in {@code <dht.data-dir>/hints}; closed on shutdown (replay stops, hints
+     * already offered are stored).
+     */
+    @Bean
+    HintedHandoff hintedHandoff(DhtProperties properties, PeerHealth health, MeterRegistry registry) {
+        DhtProperties.Hints hints = properties.hints();
+        HintStore store = HintStore.open(properties.dataDir().resolve("hints"), properties.storage().engine(),
+                properties.storage().sync());
+        return new HintedHandoff(store, health, hints.enabled(), hints.window(), hints.maxSize().toBytes(),
+                hints.replayRate(), registry);
+    }
+
+    /**
+     * One replica per node, in topology order: this node in-process, peers over the internal protocol, their
+     * failed writes kept as hints ({@link HintedHandoff#hinting}).
+     */
     @Bean
     Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, WebClient replicaWebClient,
-                      PeerHealth health, MeterRegistry registry) {
+                      PeerHealth health, MeterRegistry registry, HintedHandoff hintedHandoff) {
         ReplicaCallMetrics callMetrics = new ReplicaCallMetrics(registry);
         Map<Node, Replica> replicas = new LinkedHashMap<>();
         for (Node node : topology.nodes()) {
             replicas.put(node, node.self()
                     ? new LocalReplica(store)
-                    : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics,
-                            properties.replicaTimeout(), Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
-                            properties.rangeIdleTimeout()));
+                    : hintedHandoff.hinting(node, new RemoteReplica(node, replicaWebClient, properties.clusterSecret(),
+                            health, callMetrics, properties.replicaTimeout(),
+                            Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
+                            properties.rangeIdleTimeout())));
         }
         return new Replicas(replicas);
     }

@@ -21,7 +21,7 @@ import reactor.core.publisher.Mono;
 /**
  * Coordinates a client request: route the id to its replicas ({@link ShardRouter}), send the request to them
  * in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and reconcile
- * ({@link Record#newest}), repairing stale replicas among the answers in the background (read repair). Any
+ * ({@link Record#newest}), repairing stale replicas among the answers before answering (read repair). Any
  * node may coordinate any key. Writes go to all {@code from} replicas; reads to {@code ack} of them first, with
  * speculative retry to the others (see {@link #get}).
  *
@@ -83,6 +83,9 @@ public final class Coordinator {
      * ({@link QuorumCollector#firstAcksSpeculating}), the latter for at most about 10 % of the reads
      * ({@link RetryBudget}), so that an overloaded cluster does not add reads. Counter
      * {@code dht.read.speculative.retries} counts the replicas asked beyond the first {@code ack}.
+     *
+     * <p>When the {@code ack} answers disagree, the answer waits until the stale ones among them got the newest
+     * record ({@link #repairStale}); a repair that fails gives 504 (503 if only overload failed it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
         List<Replica> targets = replicasFor(id, rf);
@@ -103,32 +106,46 @@ public final class Coordinator {
         } else {
             quorum = QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout);
         }
-        return counted("GET", quorum)
-                .map(answers -> {
-                    Optional<Record> newest = answers.stream()
-                            .flatMap(answer -> answer.record().stream())
-                            .reduce(Record::newest);
-                    newest.ifPresent(record -> {
-                        clock.observe(record.timestamp());
-                        repairStale(id, record, answers);
-                    });
-                    return newest;
-                });
+        return counted("GET", quorum.flatMap(answers -> {
+            Optional<Record> newest = answers.stream()
+                    .flatMap(answer -> answer.record().stream())
+                    .reduce(Record::newest);
+            if (newest.isEmpty()) {
+                return Mono.just(newest);
+            }
+            clock.observe(newest.get().timestamp());
+            return repairStale(id, newest.get(), answers).thenReturn(newest);
+        }));
     }
 
     /**
-     * Read repair: sends {@code newest} to every answering replica that returned an older record or none.
-     * Fire-and-forget: the client's answer does not wait for it, and a failed repair is only counted (the next
-     * read repairs again). Counter {@code dht.read.repairs} (tag outcome: ok, error).
+     * Blocking read repair (Cassandra's): sends {@code newest} to every answering replica that returned an older
+     * record or none, and completes once all of them applied it, so the client's answer waits for the repair.
+     * Then {@code ack} replicas hold what the read returned, and a later read, whose {@code ack} replicas overlap
+     * them when {@code 2 * ack > from}, never returns an older record (monotonic quorum reads). Completes at once
+     * when the answers agree (the common case). Only replicas among the first {@code from} of the key as the
+     * record was written ({@link Record#from}, when known) are repaired, so a 1/1 write read at 3/3 stays one copy;
+     * an answer from beyond them does not count as stale.
+     *
+     * <p>Fails with {@link QuorumNotReachedException} (504) if a repair fails or does not finish within
+     * {@code dht.replica-timeout}: the read could not make {@code ack} replicas agree. Counter
+     * {@code dht.read.repairs} (tag outcome: ok, error).
      */
-    private void repairStale(String id, Record newest, List<ReplicaRead> answers) {
+    private Mono<Void> repairStale(String id, Record newest, List<ReplicaRead> answers) {
+        List<Mono<Boolean>> repairs = new ArrayList<>(answers.size());
+        List<Replica> owners = newest.from() > 0 ? firstReplicas(id, newest.from()) : null;
         for (ReplicaRead answer : answers) {
-            if (answer.record().isEmpty() || newest.supersedes(answer.record().get())) {
-                answer.replica().write(id, newest).subscribe(
-                        applied -> repairsSent.increment(),
-                        error -> repairsFailed.increment());
+            boolean stale = answer.record().isEmpty() || newest.supersedes(answer.record().get());
+            if (stale && (owners == null || owners.contains(answer.replica()))) {
+                repairs.add(answer.replica().write(id, newest)
+                        .doOnSuccess(applied -> repairsSent.increment())
+                        .doOnError(error -> repairsFailed.increment()));
             }
         }
+        if (repairs.isEmpty()) {
+            return Mono.empty();
+        }
+        return QuorumCollector.awaitAcks("GET read repair", repairs, repairs.size(), timeout);
     }
 
     /** One replica's answer to a read. */
@@ -171,6 +188,11 @@ public final class Coordinator {
         return quorum
                 .doOnSuccess(ignored -> success.increment())
                 .doOnError(QuorumNotReachedException.class, ignored -> failure.increment());
+    }
+
+    /** The first {@code count} replicas of {@code id} (at most the cluster's size), in rendezvous order. */
+    private List<Replica> firstReplicas(String id, int count) {
+        return replicasFor(id, new ReplicationFactor(1, Math.min(count, replicas.size())));
     }
 
     private List<Replica> replicasFor(String id, ReplicationFactor rf) {

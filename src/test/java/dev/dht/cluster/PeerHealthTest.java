@@ -9,6 +9,7 @@ import ch.qos.logback.core.read.ListAppender;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.ConnectException;
 import java.net.URI;
+import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -62,5 +63,17 @@ class PeerHealthTest {
         assertThat(registry.get("dht.peer.up").tag("peer", "dht-1.dht:8080").gauge().value()).isEqualTo(1.0);
         health.failed(peer, new ConnectException("refused"));
         assertThat(registry.get("dht.peer.up").tag("peer", "dht-1.dht:8080").gauge().value()).isEqualTo(0.0);
+    }
+
+    @Test
+    void downForCountsFromTheFirstFailureSinceThePeerWasUp() throws InterruptedException {
+        PeerHealth health = new PeerHealth();
+        assertThat(health.downFor(peer)).as("never seen down").isZero();
+        health.failed(peer, new ConnectException("refused"));
+        Thread.sleep(50);
+        health.failed(peer, new ConnectException("refused"));
+        assertThat(health.downFor(peer)).as("from the first failure, not the last").isGreaterThanOrEqualTo(Duration.ofMillis(50));
+        health.succeeded(peer);
+        assertThat(health.downFor(peer)).as("up again").isZero();
     }
 }

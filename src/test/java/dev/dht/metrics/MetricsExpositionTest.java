@@ -49,6 +49,10 @@ class MetricsExpositionTest {
             assertThat(scrape).containsPattern("dht_replica_calls_seconds_count\\{[^}]*operation=\"write\",outcome=\"ok\"," + peer);
             assertThat(scrape).containsPattern("dht_replica_calls_seconds_count\\{[^}]*operation=\"write\",outcome=\"error\"," + peer);
             assertThat(scrape).containsPattern("dht_peer_up\\{[^}]*" + peer + "[^}]*} 0\\.0");
+            assertThat(scrape).contains("dht_hints_stored_total{", "dht_hints_replayed_total{", "dht_hints_size_bytes{",
+                    "dht_hints_dropped_total{");
+            assertThat(scrape).containsPattern("dht_hints_pending\\{[^}]*" + peer);
+            assertThat(scrape).containsPattern("dht_hints_dropped_total\\{[^}]*reason=\"full\"");
         }
     }
 }

@@ -144,6 +144,23 @@ class CoordinatorReadTest {
                 .isLessThan(Duration.ofSeconds(2));
     }
 
+    @Test
+    void aReadWhoseStaleAnswerCannotBeRepairedFails() {
+        Coordinator coordinator = coordinator(TIMEOUT.minusSeconds(1));
+        String id = keyAskingFirst(b);
+        coordinator.put(id, bytes("old"), new ReplicationFactor(3, 3)).block();
+        self.write(id, Record.value(new HybridLogicalClock().now() + 1, bytes("new"))).block();
+        b.writesFail(true);
+
+        assertThatThrownBy(() -> coordinator.get(id, TWO_OF_THREE).block())
+                .as("the new value reached one replica and cannot reach a second: no quorum agrees on it")
+                .isInstanceOf(QuorumNotReachedException.class);
+
+        b.writesFail(false);
+        assertThat(coordinator.get(id, TWO_OF_THREE).block()).map(CoordinatorReadTest::text).contains("new");
+        assertThat(b.read(id).block()).as("repaired before the answer").map(CoordinatorReadTest::text).contains("new");
+    }
+
     private Coordinator coordinator(Duration speculativeRetryDelay) {
         return new Coordinator(router, Map.of(node(0), self, node(1), b, node(2), c), new HybridLogicalClock(),
                 TIMEOUT, speculativeRetryDelay, registry);

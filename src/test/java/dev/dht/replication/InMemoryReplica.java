@@ -11,7 +11,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * A replica with no sockets: the newest record per id in a map (last write wins), a read rank set by the test,
- * a count of the reads it was asked, and a switch that makes its reads never answer or fail.
+ * a count of the reads it was asked, and switches that make its reads never answer or fail and its writes fail.
  */
 final class InMemoryReplica implements Replica {
     /** What a read does. */
@@ -21,6 +21,7 @@ final class InMemoryReplica implements Replica {
     private final AtomicInteger readsAsked = new AtomicInteger();
     private final int rank;
     private volatile Reads reads = Reads.ANSWER;
+    private volatile boolean writesFail;
 
     InMemoryReplica(int rank) {
         this.rank = rank;
@@ -28,6 +29,11 @@ final class InMemoryReplica implements Replica {
 
     void reads(Reads behaviour) {
         this.reads = behaviour;
+    }
+
+    /** Makes every later write fail (true) or apply (false). */
+    void writesFail(boolean fail) {
+        this.writesFail = fail;
     }
 
     /** Reads that were subscribed, whatever they did. */
@@ -49,6 +55,9 @@ final class InMemoryReplica implements Replica {
 
     @Override
     public Mono<Boolean> write(String id, Record record) {
+        if (writesFail) {
+            return Mono.error(new IllegalStateException("replica down"));
+        }
         return Mono.fromSupplier(() -> records.merge(id, record, Record::newest) == record);
     }
 

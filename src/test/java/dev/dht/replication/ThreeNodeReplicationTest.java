@@ -82,6 +82,18 @@ class ThreeNodeReplicationTest extends ReplicationScenarios {
         assertThat(answersFromOneNodeAtATime(id, "1/2")).isEqualTo(2);
     }
 
+    @Test
+    void readRepairKeepsAWriteToItsFromReplicas() {
+        String single = key();
+        String pair = key();
+        assertThat(node(0).put(single, "one", "1/1")).isEqualTo(201);
+        assertThat(node(0).put(pair, "two", "2/2")).isEqualTo(201);
+        assertValue(node(1).get(single, "3/3"), "one");
+        assertValue(node(2).get(pair, "3/3"), "two");
+        assertThat(cluster.copiesOf(single)).as("copies of a 1/1 write after a 3/3 read").isEqualTo(1);
+        assertThat(cluster.copiesOf(pair)).as("copies of a 2/2 write after a 3/3 read").isEqualTo(2);
+    }
+
     /** Stops all nodes, then starts each alone and reads from it; counts the 200 answers. */
     private int answersFromOneNodeAtATime(String id, String replicas) {
         for (int i = 0; i < n; i++) {

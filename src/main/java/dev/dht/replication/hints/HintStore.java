@@ -1,0 +1,191 @@
+package dev.dht.replication.hints;
+
+import dev.dht.storage.Record;
+import dev.dht.storage.StorageEngine;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+import org.iq80.leveldb.DB;
+import org.iq80.leveldb.DBIterator;
+import org.iq80.leveldb.Options;
+import org.iq80.leveldb.WriteBatch;
+import org.iq80.leveldb.WriteOptions;
+
+/**
+ * The coordinator's durable hints: a LevelDB of its own (in {@code <dht.data-dir>/hints}), apart from the
+ * records, so hints never mix with data, ranges or the row cache. A stored hint survives a restart and
+ * {@code kill -9} of the JVM (it is in LevelDB's write-ahead log before {@link #add} returns, as records are).
+ *
+ * <p>Layout (the key sorts a peer's hints oldest first):
+ * <pre>
+ *   key   = peer name length (2 bytes, big-endian) | peer name (UTF-8) | sequence (8 bytes, big-endian)
+ *   value = record key length (4 bytes, big-endian) | record key | {@link Record#encode()}
+ * </pre>
+ * The sequence is {@code currentTimeMillis << 16} or one more than the last one, whichever is larger, so it
+ * grows across restarts as long as the wall clock does not go back by more than the hints stored since.
+ *
+ * <p>Size: {@link #sizeBytes()} counts the keys and values of the hints kept (what the store holds, not the
+ * LevelDB files, whose log and not yet compacted tables may briefly hold more).
+ *
+ * <p>Blocking: every method except the counters does disk I/O; callers run them on the hints thread
+ * ({@link HintedHandoff}). The counters ({@link #pending}, {@link #sizeBytes}) may be read from any thread.
+ */
+public final class HintStore implements Closeable {
+    private static final int SEQUENCE_BYTES = 8;
+    private static final int SEQUENCE_TIME_SHIFT = 16;
+
+    private final DB db;
+    private final WriteOptions writeOptions;
+    private final Map<String, LongAdder> pending = new ConcurrentHashMap<>();
+    private final LongAdder sizeBytes = new LongAdder();
+    private final AtomicLong lastSequence = new AtomicLong();
+
+    private HintStore(DB db, boolean sync) {
+        this.db = db;
+        this.writeOptions = new WriteOptions().sync(sync);
+    }
+
+    /**
+     * Opens (creating if missing) the hint store in {@code directory} and counts the hints it holds (one pass
+     * over the store; start-up only).
+     *
+     * @param sync fsync every change, as {@code dht.storage.sync}
+     * @throws UncheckedIOException if the directory cannot be created or LevelDB cannot open it
+     */
+    public static HintStore open(Path directory, StorageEngine engine, boolean sync) {
+        DB db;
+        try {
+            Files.createDirectories(directory);
+            db = engine.factory().open(directory.toFile(), new Options().createIfMissing(true));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot open the hint store in " + directory + ": " + e.getMessage(), e);
+        }
+        HintStore store = new HintStore(db, sync);
+        try (DBIterator iterator = db.iterator()) {
+            for (iterator.seekToFirst(); iterator.hasNext(); ) {
+                Map.Entry<byte[], byte[]> entry = iterator.next();
+                store.counted(peerOf(entry.getKey()), entry.getKey().length + entry.getValue().length);
+                store.lastSequence.accumulateAndGet(sequenceOf(entry.getKey()), Math::max);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read the hint store in " + directory + ": " + e.getMessage(), e);
+        }
+        return store;
+    }
+
+    /** Stores a hint of {@code record} under {@code key} for {@code peer}; returns the bytes it takes. Blocking. */
+    public long add(String peer, byte[] key, Record record) {
+        long sequence = lastSequence.accumulateAndGet(System.currentTimeMillis() << SEQUENCE_TIME_SHIFT,
+                (last, now) -> Math.max(last + 1, now));
+        byte[] hintKey = hintKey(peer, sequence);
+        byte[] value = ByteBuffer.allocate(Integer.BYTES + key.length + record.encodedSize())
+                .putInt(key.length).put(key).put(record.encode()).array();
+        db.put(hintKey, value, writeOptions);
+        long bytes = hintKey.length + value.length;
+        counted(peer, bytes);
+        return bytes;
+    }
+
+    /** Bytes a hint of {@code record} under {@code key} for {@code peer} takes in {@link #sizeBytes()}. */
+    public static long sizeOf(String peer, byte[] key, Record record) {
+        return Short.BYTES + peer.getBytes(StandardCharsets.UTF_8).length + SEQUENCE_BYTES
+                + Integer.BYTES + key.length + record.encodedSize();
+    }
+
+    /** Up to {@code limit} hints for {@code peer}, oldest first. Blocking. */
+    public List<Hint> oldest(String peer, int limit) {
+        byte[] prefix = peerPrefix(peer);
+        List<Hint> hints = new ArrayList<>(Math.min(limit, 1024));
+        try (DBIterator iterator = db.iterator()) {
+            for (iterator.seek(prefix); iterator.hasNext() && hints.size() < limit; ) {
+                Map.Entry<byte[], byte[]> entry = iterator.next();
+                byte[] hintKey = entry.getKey();
+                if (hintKey.length != prefix.length + SEQUENCE_BYTES
+                        || !Arrays.equals(hintKey, 0, prefix.length, prefix, 0, prefix.length)) {
+                    break;
+                }
+                ByteBuffer value = ByteBuffer.wrap(entry.getValue());
+                byte[] key = new byte[value.getInt()];
+                value.get(key);
+                Record record = Record.decode(entry.getValue(), value.position(), value.remaining());
+                hints.add(new Hint(peer, sequenceOf(hintKey), key, record));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return hints;
+    }
+
+    /** Deletes {@code hints} (replayed), in one LevelDB write. Blocking. */
+    public void remove(List<Hint> hints) {
+        if (hints.isEmpty()) {
+            return;
+        }
+        long bytes = 0;
+        try (WriteBatch batch = db.createWriteBatch()) {
+            for (Hint hint : hints) {
+                byte[] hintKey = hintKey(hint.peer(), hint.sequence());
+                batch.delete(hintKey);
+                bytes += hintKey.length + Integer.BYTES + hint.key().length + hint.record().encodedSize();
+            }
+            db.write(batch, writeOptions);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        for (Hint hint : hints) {
+            pending.get(hint.peer()).decrement();
+        }
+        sizeBytes.add(-bytes);
+    }
+
+    /** Hints kept for {@code peer}. Any thread. */
+    public long pending(String peer) {
+        LongAdder count = pending.get(peer);
+        return count == null ? 0 : count.sum();
+    }
+
+    /** Bytes of the hints kept (keys and values). Any thread. */
+    public long sizeBytes() {
+        return sizeBytes.sum();
+    }
+
+    @Override
+    public void close() throws IOException {
+        db.close();
+    }
+
+    private void counted(String peer, long bytes) {
+        pending.computeIfAbsent(peer, ignored -> new LongAdder()).increment();
+        sizeBytes.add(bytes);
+    }
+
+    private static byte[] peerPrefix(String peer) {
+        byte[] name = peer.getBytes(StandardCharsets.UTF_8);
+        return ByteBuffer.allocate(Short.BYTES + name.length).putShort((short) name.length).put(name).array();
+    }
+
+    private static byte[] hintKey(String peer, long sequence) {
+        byte[] prefix = peerPrefix(peer);
+        return ByteBuffer.allocate(prefix.length + SEQUENCE_BYTES).put(prefix).putLong(sequence).array();
+    }
+
+    private static String peerOf(byte[] hintKey) {
+        int length = ByteBuffer.wrap(hintKey).getShort() & 0xFFFF;
+        return new String(hintKey, Short.BYTES, length, StandardCharsets.UTF_8);
+    }
+
+    private static long sequenceOf(byte[] hintKey) {
+        return ByteBuffer.wrap(hintKey, hintKey.length - SEQUENCE_BYTES, SEQUENCE_BYTES).getLong();
+    }
+}
