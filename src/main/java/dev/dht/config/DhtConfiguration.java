@@ -10,6 +10,7 @@ import dev.dht.metrics.StorageMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RangeCoordinator;
+import dev.dht.replication.RebuildGate;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
 import dev.dht.storage.HybridLogicalClock;
@@ -153,12 +154,12 @@ public class DhtConfiguration {
     /** One replica per node, in topology order: this node in-process, peers over the internal protocol. */
     @Bean
     Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, WebClient replicaWebClient,
-                      PeerHealth health, MeterRegistry registry) {
+                      PeerHealth health, MeterRegistry registry, RebuildGate rebuildGate) {
         ReplicaCallMetrics callMetrics = new ReplicaCallMetrics(registry);
         Map<Node, Replica> replicas = new LinkedHashMap<>();
         for (Node node : topology.nodes()) {
             replicas.put(node, node.self()
-                    ? new LocalReplica(store)
+                    ? new LocalReplica(store, rebuildGate)
                     : new RemoteReplica(node, replicaWebClient, properties.clusterSecret(), health, callMetrics,
                             properties.replicaTimeout(), Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize())));
         }

@@ -1,0 +1,50 @@
+package dev.dht.repair;
+
+import dev.dht.cluster.Node;
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.LocalStore;
+import java.util.BitSet;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * This node's side of a repair with one peer: the {@link MerkleTree} of the records both should hold
+ * ({@link RepairScope}) and the stream of those records in chosen segments. Both read a LevelDB snapshot
+ * with backpressure ({@link LocalStore#range}), so memory stays O(segments) whatever the store's size; the
+ * scan runs on the storage scheduler and never blocks the caller. A full storage queue fails the scan with
+ * {@link java.util.concurrent.RejectedExecutionException} (503 on the internal endpoints).
+ */
+public final class RepairScan {
+    private static final byte[] FIRST_KEY = new byte[0];
+    private final LocalStore store;
+    private final RepairScope scope;
+    private final Node self;
+
+    public RepairScan(LocalStore store, RepairScope scope, Node self) {
+        this.store = store;
+        this.scope = scope;
+        this.self = self;
+    }
+
+    /** The sealed tree of the records this node and {@code peer} should both hold. */
+    public Mono<MerkleTree> tree(Node peer) {
+        return shared(peer)
+                .collect(MerkleTree::new, (tree, entry) -> tree.add(entry.key(), entry.record(), scope.fromOf(entry.record())))
+                .map(MerkleTree::seal);
+    }
+
+    /** The records this node and {@code peer} should both hold whose keys fall in {@code segments}, in key order. */
+    public Flux<KeyedRecord> records(Node peer, BitSet segments) {
+        return shared(peer).filter(entry -> segments.get(MerkleTree.segmentOf(entry.key())));
+    }
+
+    private Flux<KeyedRecord> shared(Node peer) {
+        return store.range(FIRST_KEY, null)
+                .filter(entry -> scope.shared(self, peer, entry.key(), entry.record()));
+    }
+
+    /** This node. */
+    public Node self() {
+        return self;
+    }
+}
