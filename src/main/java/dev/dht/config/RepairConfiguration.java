@@ -18,15 +18,14 @@ import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.springframework.boot.context.event.ApplicationReadyEvent;
-import org.springframework.context.ApplicationListener;
+import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Wires anti-entropy repair ({@code dht.repair.*}) and node rebuild ({@code dht.rebuild}): the scheduled
- * rounds and a rebuild start once the application is ready and stop with the context.
+ * rounds and a rebuild start after the web server and stop before it ({@link RepairLifecycle}).
  */
 @Configuration(proxyBeanMethods = false)
 public class RepairConfiguration {
@@ -64,15 +63,48 @@ public class RepairConfiguration {
     }
 
     @Bean
-    ApplicationListener<ApplicationReadyEvent> repairStarter(RepairScheduler scheduler, NodeRebuild rebuild) {
-        return event -> {
-            rebuild.start();
-            scheduler.start();
-        };
+    RepairLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild) {
+        return new RepairLifecycle(scheduler, rebuild);
     }
 
     @Bean
     RepairEndpoint repairEndpoint(AntiEntropyRepair repair) {
         return new RepairEndpoint(repair);
+    }
+
+    /**
+     * Starts a rebuild and the scheduled rounds after the web server has started (the last lifecycle phase) and
+     * stops them first on shutdown, before the web server and the replica client's event loops stop: a round
+     * still calling peers would keep those loops from ever becoming quiet, and their shutdown would wait for
+     * its full timeout.
+     */
+    static final class RepairLifecycle implements SmartLifecycle {
+        private final RepairScheduler scheduler;
+        private final NodeRebuild rebuild;
+        private volatile boolean running;
+
+        RepairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild) {
+            this.scheduler = scheduler;
+            this.rebuild = rebuild;
+        }
+
+        @Override
+        public void start() {
+            rebuild.start();
+            scheduler.start();
+            running = true;
+        }
+
+        @Override
+        public void stop() {
+            scheduler.stop();
+            rebuild.stop();
+            running = false;
+        }
+
+        @Override
+        public boolean isRunning() {
+            return running;
+        }
     }
 }

@@ -17,6 +17,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
@@ -30,12 +31,15 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.http.HttpStatus;
 
 /**
- * Anti-entropy repair and rebuild on a real 3-node cluster, hinted handoff off and no scheduled repairs, so
- * only the repairs the tests run (and no reads in between) can bring a node up to date.
+ * Anti-entropy repair and rebuild on a real 3-node cluster, hinted handoff off and no scheduled repairs (but in
+ * the test of the schedule), so only the repairs the tests run (and no reads in between) can bring a node up to
+ * date.
  */
 class AntiEntropyRepairTest {
     private static final Duration REPAIR_TIMEOUT = Duration.ofMinutes(3);
-    private static final Map<String, String> SETTINGS = Map.of("dht.hints.enabled", "false", "dht.repair.interval", "0");
+    /** Hints off, no scheduled repairs; a long replica timeout, so that a busy machine does not turn writes into 504s. */
+    private static final Map<String, String> SETTINGS = Map.of("dht.hints.enabled", "false", "dht.repair.interval", "0",
+            "dht.replica-timeout", "10s");
 
     @TempDir
     Path root;
@@ -235,6 +239,32 @@ class AntiEntropyRepairTest {
                 assertThat(new String(answer.body(), StandardCharsets.UTF_8)).isEqualTo(value(i, "a"));
             }
         }
+    }
+
+    @Test
+    void scheduledRepairBringsARestartedNodeUpToDateWithoutReadsOrRequests() throws InterruptedException {
+        Map<String, String> scheduled = new HashMap<>(SETTINGS);
+        scheduled.put("dht.repair.interval", "2s");
+        cluster = InProcessCluster.start(3, root, scheduled);
+        cluster.stop(1);
+        DhtClient coordinator = cluster.client(0);
+        inParallel(100, i -> assertThat(coordinator.put(id(i), value(i, "a"), "2/3")).isEqualTo(201));
+        cluster.start(1);
+
+        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
+        while (IntStream.range(0, 100).anyMatch(i -> cluster.storedAt(1, id(i)) == null) && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+        }
+        for (int i = 0; i < 100; i++) {
+            assertThat(stored(1, id(i))).as(id(i)).isEqualTo(value(i, "a"));
+        }
+        // node 1's own rounds run too and record their completion
+        while (cluster.bean(1, MeterRegistry.class).get("dht.repair.last.completed").gauges().stream()
+                .anyMatch(gauge -> gauge.value() == 0) && System.nanoTime() < deadline) {
+            Thread.sleep(200);
+        }
+        assertThat(cluster.bean(1, MeterRegistry.class).get("dht.repair.last.completed").gauges())
+                .hasSize(2).allSatisfy(gauge -> assertThat(gauge.value()).isPositive());
     }
 
     @Test
