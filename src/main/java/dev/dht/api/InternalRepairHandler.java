@@ -26,6 +26,7 @@ public final class InternalRepairHandler {
     private final RepairScan scan;
     private final ClusterTopology topology;
 
+    /** @param topology the cluster, to which the {@code peer} parameter must name another node */
     public InternalRepairHandler(RepairScan scan, ClusterTopology topology) {
         this.scan = scan;
         this.topology = topology;

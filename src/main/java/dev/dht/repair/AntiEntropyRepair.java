@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -30,7 +31,10 @@ public final class AntiEntropyRepair {
     private final Map<Node, Replica> peers;
     private final int maxRate;
     private final RepairMetrics metrics;
+    /** Records between two progress lines of a rebuild. */
+    static final long REBUILD_LOG_EVERY = 10_000;
     private final Set<Node> running = ConcurrentHashMap.newKeySet();
+    private final AtomicLong rebuildRecords = new AtomicLong();
 
     /**
      * @param peers   every peer (not this node) with its replica, whose write path receives pushed records
@@ -73,7 +77,7 @@ public final class AntiEntropyRepair {
                 return Mono.error(new IllegalStateException("a repair with " + peer + " is running already"));
             }
             RepairSession session = new RepairSession(scan, client, scope, store, replica, peer, maxRate,
-                    records -> metrics.pulled(peer, records, rebuild), records -> metrics.pushed(peer, records));
+                    records -> pulled(peer, records, rebuild), records -> metrics.pushed(peer, records));
             return session.run((ranges, differing) -> metrics.compared(peer, ranges, differing))
                     .doOnNext(result -> {
                         metrics.completed(peer, System.currentTimeMillis() / 1000);
@@ -84,6 +88,17 @@ public final class AntiEntropyRepair {
                     })
                     .doFinally(signal -> running.remove(peer));
         });
+    }
+
+    /** Counts pulled records; a rebuild also logs its progress every {@link #REBUILD_LOG_EVERY} records. */
+    private void pulled(Node peer, long records, boolean rebuild) {
+        metrics.pulled(peer, records, rebuild);
+        if (rebuild) {
+            long before = rebuildRecords.getAndAdd(records);
+            if ((before + records) / REBUILD_LOG_EVERY > before / REBUILD_LOG_EVERY) {
+                log.info("rebuild: {} records written so far, now from {}", before + records, peer);
+            }
+        }
     }
 
     /**

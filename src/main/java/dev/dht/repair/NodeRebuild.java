@@ -28,6 +28,7 @@ public final class NodeRebuild {
     private final RebuildGate gate;
     private Disposable running;
 
+    /** A rebuild that runs {@code repair} with every peer and opens {@code gate} when all completed. */
     public NodeRebuild(AntiEntropyRepair repair, RebuildGate gate) {
         this.repair = repair;
         this.gate = gate;

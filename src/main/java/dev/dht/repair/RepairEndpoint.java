@@ -13,6 +13,7 @@ import reactor.core.publisher.Mono;
 public class RepairEndpoint {
     private final AntiEntropyRepair repair;
 
+    /** The endpoint over {@code repair}. */
     public RepairEndpoint(AntiEntropyRepair repair) {
         this.repair = repair;
     }

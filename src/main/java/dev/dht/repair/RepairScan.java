@@ -20,6 +20,7 @@ public final class RepairScan {
     private final RepairScope scope;
     private final Node self;
 
+    /** A scan of {@code store} by {@code self}, the node this process runs. */
     public RepairScan(LocalStore store, RepairScope scope, Node self) {
         this.store = store;
         this.scope = scope;

@@ -22,6 +22,7 @@ public final class RepairScheduler {
     private final Duration interval;
     private Disposable rounds;
 
+    /** @param interval {@code dht.repair.interval}; zero schedules nothing */
     public RepairScheduler(AntiEntropyRepair repair, PeerHealth health, Duration interval) {
         this.repair = repair;
         this.health = health;
