@@ -15,6 +15,8 @@ import reactor.core.publisher.Mono;
  * {@link java.util.concurrent.RejectedExecutionException} (503 on the internal endpoints).
  */
 public final class RepairScan {
+    /** Records read from the snapshot per storage task. */
+    static final int SCAN_BATCH = 256;
     private static final byte[] FIRST_KEY = new byte[0];
     private final LocalStore store;
     private final RepairScope scope;
@@ -39,8 +41,14 @@ public final class RepairScan {
         return shared(peer).filter(entry -> segments.get(MerkleTree.segmentOf(entry.key())));
     }
 
+    /**
+     * The snapshot is read {@link #SCAN_BATCH} records per storage task, so that a scan of a large store, which
+     * nothing else paces when it builds a tree, takes turns with client requests on the storage threads
+     * instead of holding one for the whole store.
+     */
     private Flux<KeyedRecord> shared(Node peer) {
         return store.range(FIRST_KEY, null)
+                .limitRate(SCAN_BATCH)
                 .filter(entry -> scope.shared(self, peer, entry.key(), entry.record()));
     }
 
