@@ -23,7 +23,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Figures for README's "Anti-entropy repair and rebuild", not a test: a 3-node in-process cluster, node 2 misses
  * {@code bench.records} writes at 2/3 and is repaired once while a client reads at a fixed rate from node 0.
- * Prints the repair's time and records/s and the client's p50/p99 before and during the repair. Runs only with
+ * Prints the repair's time and records/s and the client's p50/p99 before, during and after the repair (the
+ * windows before and after show how much the machine's own noise moves them). Runs only with
  * {@code -Dbench=true}: {@code ./mvnw -B -o test -Dtest=RepairBenchmark -Dbench=true
  * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.records=30000] [-Dbench.max-rate=5000]}. The client's reads
  * at 2/3 also read-repair node 2 before the repair, so fewer records than written are pulled.
@@ -58,13 +59,16 @@ class RepairBenchmark {
             double seconds = (System.nanoTime() - started) / 1e9;
             load.shutdown();
             load.awaitTermination(30, TimeUnit.SECONDS);
+            List<Long> after = readsFor(cluster, Duration.ofSeconds(15));
             long pulled = results.stream().mapToLong(RepairResult::pulled).sum();
             long compared = results.stream().mapToLong(RepairResult::recordsCompared).sum();
             System.out.printf("BENCH records %d, max-rate %s: repair %.2f s, %d keys streamed (%.0f/s), %d pulled (%.0f/s); %s%n",
                     RECORDS, MAX_RATE, seconds, compared, compared / seconds, pulled, pulled / seconds, results);
-            System.out.printf("BENCH client GET at %d/s: before p50 %.1f ms p99 %.1f ms (%d reads); during p50 %.1f ms p99 %.1f ms (%d reads)%n",
+            System.out.printf("BENCH client GET at %d/s: before p50 %.1f ms p99 %.1f ms (%d reads); during p50 %.1f ms p99 %.1f ms"
+                            + " (%d reads); after p50 %.1f ms p99 %.1f ms (%d reads)%n",
                     READS_PER_SECOND, percentile(baseline, 50), percentile(baseline, 99), baseline.size(),
-                    percentile(during, 50), percentile(during, 99), during.size());
+                    percentile(during, 50), percentile(during, 99), during.size(),
+                    percentile(after, 50), percentile(after, 99), after.size());
         }
     }
 
