@@ -5,9 +5,11 @@ import static org.springframework.web.reactive.function.server.RequestPredicates
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.config.DhtProperties;
 import dev.dht.metrics.ClientRequestMetrics;
+import dev.dht.repair.RepairScan;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeCoordinator;
+import dev.dht.replication.RebuildGate;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -106,10 +108,14 @@ public class ApiRoutes {
     }
 
     @Bean
-    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store) {
+    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store, RebuildGate rebuild,
+                                                  RepairScan repairScan, ClusterTopology topology) {
         int maxRecord = (int) properties.maxValueSize().toBytes() + Record.MAX_HEADER_BYTES;
-        InternalRecordHandler records = new InternalRecordHandler(store, new RequestBodyReader(maxRecord));
+        InternalRecordHandler records = new InternalRecordHandler(store, rebuild, new RequestBodyReader(maxRecord));
+        InternalRepairHandler repair = new InternalRepairHandler(repairScan, topology);
         return RouterFunctions.route()
+                .GET(InternalProtocol.REPAIR_TREE_PATH, repair::tree)
+                .GET(InternalProtocol.REPAIR_RECORDS_PATH, repair::records)
                 .GET(InternalProtocol.RECORD_PATH, records::read)
                 .PUT(InternalProtocol.RECORD_PATH, records::write)
                 .POST(InternalProtocol.RECORDS_PATH, records::writeBatch)

@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeFrameCodec;
+import dev.dht.replication.RebuildGate;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
@@ -22,17 +23,23 @@ import reactor.core.publisher.Mono;
  */
 public final class InternalRecordHandler {
     private final LocalStore store;
+    private final RebuildGate rebuild;
     private final RequestBodyReader bodyReader;
     private final RequestBodyReader batchReader = new RequestBodyReader(InternalProtocol.BATCH_MAX_BYTES);
 
-    /** @param bodyReader reader limited to {@code dht.max-value-size} plus the record header */
-    public InternalRecordHandler(LocalStore store, RequestBodyReader bodyReader) {
+    /**
+     * @param rebuild    reads answer 503 while it is closed (this node is rebuilding its store)
+     * @param bodyReader reader limited to {@code dht.max-value-size} plus the record header
+     */
+    public InternalRecordHandler(LocalStore store, RebuildGate rebuild, RequestBodyReader bodyReader) {
         this.store = store;
+        this.rebuild = rebuild;
         this.bodyReader = bodyReader;
     }
 
-    /** 200 with the record bytes, or 404 if this replica has no record for the id. */
+    /** 200 with the record bytes, 404 if this replica has no record for the id, 503 while it rebuilds. */
     public Mono<ServerResponse> read(ServerRequest request) {
+        rebuild.checkReadable();
         byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
         return store.read(key).flatMap(record -> record.isPresent()
                 ? ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(record.get().encode())

@@ -10,6 +10,7 @@ import dev.dht.metrics.StorageMetrics;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RangeCoordinator;
+import dev.dht.replication.RebuildGate;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
 import dev.dht.replication.hints.HintStore;
@@ -171,12 +172,13 @@ public class DhtConfiguration {
      */
     @Bean
     Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, WebClient replicaWebClient,
-                      PeerHealth health, MeterRegistry registry, HintedHandoff hintedHandoff) {
+                      PeerHealth health, MeterRegistry registry, HintedHandoff hintedHandoff,
+                      RebuildGate rebuildGate) {
         ReplicaCallMetrics callMetrics = new ReplicaCallMetrics(registry);
         Map<Node, Replica> replicas = new LinkedHashMap<>();
         for (Node node : topology.nodes()) {
             replicas.put(node, node.self()
-                    ? new LocalReplica(store)
+                    ? new LocalReplica(store, rebuildGate)
                     : hintedHandoff.hinting(node, new RemoteReplica(node, replicaWebClient, properties.clusterSecret(),
                             health, callMetrics, properties.replicaTimeout(),
                             Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),

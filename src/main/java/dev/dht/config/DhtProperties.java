@@ -236,14 +236,20 @@ public record DhtProperties(
      *
      * @param interval time between two scheduled repairs of this node with each peer; 0 schedules none (repair
      *                 then runs only on demand). Default 1h
+     * @param maxRate  records per second a repair with one peer compares and streams, at most (the records of
+     *                 differing segments, both sides counted once per key), so that client requests keep their
+     *                 latency during a repair. Default 5000
      */
-    public record Repair(@DefaultValue("1h") Duration interval) {
+    public record Repair(@DefaultValue("1h") Duration interval, @DefaultValue("5000") int maxRate) {
 
         /** Validates the repair settings. */
         public Repair {
             if (interval.isNegative()) {
                 throw new InvalidSettingException("dht.repair.interval", "must not be negative (0: none scheduled), was "
                         + interval);
+            }
+            if (maxRate < 1) {
+                throw new InvalidSettingException("dht.repair.max-rate", "must be at least 1, was " + maxRate);
             }
         }
     }

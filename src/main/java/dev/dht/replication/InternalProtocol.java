@@ -12,6 +12,12 @@ package dev.dht.replication;
  *       record is applied (or found older), 503 if none could be queued for storage, 400 if malformed.</li>
  *   <li>{@code GET /internal/range?start=S[&end=E]}: the replica's local range, tombstones included, as
  *       length-prefixed frames (see {@code RangeFrameCodec}).</li>
+ *   <li>{@code GET /internal/repair/tree?peer=URL}: the anti-entropy hash tree of the records this node and the
+ *       node {@code URL} (the caller) should both hold, {@code dev.dht.repair.MerkleTree#toBytes()}; 400 if
+ *       {@code URL} is not another node of the cluster.</li>
+ *   <li>{@code GET /internal/repair/records?peer=URL&segments=S}: those records in the segments whose bits are
+ *       set in {@code S} (a {@link java.util.BitSet#toByteArray()} in unpadded base64url), in key order, as
+ *       range frames.</li>
  * </ul>
  * Every internal request carries {@link #SECRET_HEADER} with {@code dht.cluster-secret}; without it the
  * answer is 403, so clients cannot forge timestamps.
@@ -25,6 +31,10 @@ public final class InternalProtocol {
     public static final int BATCH_MAX_BYTES = 1 << 20;
     /** Path of local range scans. */
     public static final String RANGE_PATH = "/internal/range";
+    /** Path of a repair's hash tree. */
+    public static final String REPAIR_TREE_PATH = "/internal/repair/tree";
+    /** Path of a repair's records of chosen segments. */
+    public static final String REPAIR_RECORDS_PATH = "/internal/repair/records";
     /** Header that carries the cluster secret. */
     public static final String SECRET_HEADER = "X-Dht-Cluster-Secret";
 

@@ -8,16 +8,31 @@ import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
-/** This node as a replica: calls its {@link LocalStore} in-process (no HTTP to itself). */
+/**
+ * This node as a replica: calls its {@link LocalStore} in-process (no HTTP to itself). While the node rebuilds
+ * its store ({@link RebuildGate}) reads fail at once with {@link RebuildGate.RebuildInProgressException}, so
+ * the coordinator asks another replica.
+ */
 public final class LocalReplica implements Replica {
     private final LocalStore store;
+    private final RebuildGate rebuild;
 
-    public LocalReplica(LocalStore store) {
+    /** A replica that answers reads whenever {@code rebuild} is open. */
+    public LocalReplica(LocalStore store, RebuildGate rebuild) {
         this.store = store;
+        this.rebuild = rebuild;
+    }
+
+    /** A replica that always answers reads (no rebuild). */
+    public LocalReplica(LocalStore store) {
+        this(store, RebuildGate.open());
     }
 
     @Override
     public Mono<Optional<Record>> read(String id) {
+        if (rebuild.isRebuilding()) {
+            return Mono.error(new RebuildGate.RebuildInProgressException());
+        }
         return store.read(id.getBytes(StandardCharsets.UTF_8));
     }
 

@@ -64,6 +64,8 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.hints.replay-rate=0")),
                 Arguments.of("negative repair interval", "dht.repair.interval",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.interval=-1s")),
+                Arguments.of("no repaired record per second", "dht.repair.max-rate",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.max-rate=0")),
                 Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")),
                 Arguments.of("speculative retry not before the timeout", "dht.speculative-retry-delay",

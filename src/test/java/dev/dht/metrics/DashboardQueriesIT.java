@@ -27,7 +27,8 @@ import tools.jackson.databind.JsonNode;
  * Every PromQL expression of the Grafana dashboard ({@code config/grafana/dht-dashboard.json}) returns at least
  * one series from a real Prometheus that scraped a live 3-node cluster of {@code target/dht.jar} after a short
  * load of every kind: PUTs, GETs of present and absent keys, a DELETE, a range, requests with
- * {@code replicas=3/3}, and the same while one node is stopped (504s, failed replica calls, a peer down).
+ * {@code replicas=3/3}, and the same while one node is stopped (504s, failed replica calls, a peer down), then a
+ * repair on demand.
  * The dashboard's {@code node} variable must list the three nodes.
  *
  * <p>Needs the {@code prometheus} binary (Debian package {@code prometheus}; CI installs it) and is skipped
@@ -106,6 +107,8 @@ class DashboardQueriesIT {
         Thread.sleep(PrometheusServer.SCRAPE_INTERVAL.multipliedBy(3).toMillis());
         cluster.restart(2);
         assertThat(send("PUT", nodes.get(2), "/v0/entity?id=back&replicas=3/3", "v")).isEqualTo(201);
+        // anti-entropy repair on demand: node 2 missed the writes above
+        assertThat(send("POST", nodes.get(2), "/actuator/repair", null)).isEqualTo(200);
     }
 
     private int send(String method, String node, String pathAndQuery, String body) throws Exception {

@@ -65,6 +65,11 @@ public final class InProcessCluster implements AutoCloseable {
 
     /** Starts node {@code i} (again) on its port and data dir. */
     public void start(int i) {
+        start(i, Map.of());
+    }
+
+    /** Starts node {@code i} (again) on its port and data dir, with {@code nodeSettings} over the cluster's. */
+    public void start(int i, Map<String, String> nodeSettings) {
         if (nodes[i] != null) {
             throw new IllegalStateException("node " + i + " is running");
         }
@@ -76,6 +81,7 @@ public final class InProcessCluster implements AutoCloseable {
                 "--dht.cluster-secret=" + SECRET,
                 "--spring.lifecycle.timeout-per-shutdown-phase=2s"));
         extraSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
+        nodeSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
         ReplicaFaults nodeFaults = faults.get(i);
         ServerFaults nodeServerFaults = serverFaults.get(i);
         nodes[i] = new SpringApplicationBuilder(DhtApplication.class)
@@ -113,6 +119,11 @@ public final class InProcessCluster implements AutoCloseable {
     /** Base URL of node {@code i}. */
     public URI url(int i) {
         return urls.get(i);
+    }
+
+    /** Data directory of node {@code i}. */
+    public Path dataDir(int i) {
+        return dataDirs.get(i);
     }
 
     /** Number of nodes. */

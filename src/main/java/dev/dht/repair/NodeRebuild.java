@@ -1,0 +1,71 @@
+package dev.dht.repair;
+
+import dev.dht.cluster.Node;
+import dev.dht.replication.RebuildGate;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.util.retry.Retry;
+
+/**
+ * Rebuild of a node that lost its store ({@code dht.rebuild=true}): a repair with every peer in turn; against
+ * an empty store every segment differs, so each repair pulls every record this node shares with that peer, and
+ * together they bring every record of which this node is one of the first {@code from} replicas (a record only
+ * this node held is lost). A repair that fails is retried every {@link #RETRY_DELAY} until it succeeds. Until
+ * every peer's repair completed the {@link RebuildGate} keeps replica reads of this node failing, so
+ * coordinators read other replicas; writes are taken meanwhile. Progress: log lines with counts per peer and
+ * {@code dht.rebuild.records}. Runs in the background; never blocks.
+ */
+public final class NodeRebuild {
+    /** Pause before a failed peer is tried again. */
+    static final Duration RETRY_DELAY = Duration.ofSeconds(5);
+    private static final Logger log = LoggerFactory.getLogger(NodeRebuild.class);
+    private final AntiEntropyRepair repair;
+    private final RebuildGate gate;
+    private Disposable running;
+
+    /** A rebuild that runs {@code repair} with every peer and opens {@code gate} when all completed. */
+    public NodeRebuild(AntiEntropyRepair repair, RebuildGate gate) {
+        this.repair = repair;
+        this.gate = gate;
+    }
+
+    /** Starts the rebuild if the gate is closed; does nothing otherwise. */
+    public synchronized void start() {
+        if (!gate.isRebuilding() || running != null) {
+            return;
+        }
+        long started = System.nanoTime();
+        AtomicLong total = new AtomicLong();
+        log.info("rebuild: streaming the records of this node from {} peers; replica reads refused until done",
+                repair.peers().size());
+        running = Flux.fromIterable(repair.peers())
+                .concatMap(peer -> rebuildFrom(peer).doOnNext(result -> log.info(
+                        "rebuild: {} records from {} ({} total so far)", result.pulled(), peer,
+                        total.addAndGet(result.pulled()))))
+                .then(Mono.fromRunnable(() -> {
+                    gate.finish();
+                    log.info("rebuild complete: {} records from {} peers in {} s; serving reads as a replica",
+                            total.get(), repair.peers().size(), Duration.ofNanos(System.nanoTime() - started).toSeconds());
+                }))
+                .subscribe();
+    }
+
+    private Mono<RepairResult> rebuildFrom(Node peer) {
+        return repair.repair(peer, true)
+                .doOnError(error -> log.warn("rebuild: repair with {} failed ({}); again in {} s", peer, error.toString(),
+                        RETRY_DELAY.toSeconds()))
+                .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY));
+    }
+
+    /** Stops a rebuild in progress (on shutdown). */
+    public synchronized void stop() {
+        if (running != null) {
+            running.dispose();
+        }
+    }
+}

@@ -1,0 +1,161 @@
+package dev.dht.repair;
+
+import dev.dht.cluster.Node;
+import dev.dht.replication.Replica;
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.LocalStore;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.List;
+import java.util.function.BiConsumer;
+import java.util.function.LongConsumer;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * One anti-entropy exchange between this node and one peer (after Cassandra's repair and Riak's active
+ * anti-entropy): both build the {@link MerkleTree} of the records they should both hold ({@link RepairScope}),
+ * this node fetches the peer's tree and descends only into differing subtrees, then streams both sides'
+ * records of the differing segments in key order and merge-joins them: a record the peer lacks or has older is
+ * pushed to it (the replica write path), one this node lacks or has older is written here. Either happens only
+ * if the receiving node is among the record's first {@code from} replicas, so repair never adds copies.
+ *
+ * <p>The tree is sent whole (16 KiB) in one exchange instead of level by level as Riak does: each side then
+ * scans its store once for the tree and once for the differing segments, where level-by-level requests would
+ * make the peer keep or rebuild its tree between them. The peer streams full records of the differing segments
+ * rather than key/timestamp digests, so the records to pull arrive without another request per key; the cost
+ * is the values of equal records that share a segment with a differing one.
+ *
+ * <p>Paced: at most {@code maxRate} keys per second pass the merge-join, in batches of {@link #BATCH}; memory
+ * is bounded by the merge's prefetch and one batch. Non-blocking; storage work runs on the storage scheduler.
+ */
+final class RepairSession {
+    /** Keys handled together: one local write batch, up to this many pushes, one pause. */
+    static final int BATCH = 100;
+    private static final int MERGE_PREFETCH = 32;
+    private static final int PUSHES_IN_FLIGHT = 8;
+    private static final Comparator<Side> BY_KEY = (a, b) -> Arrays.compareUnsigned(a.entry().key(), b.entry().key());
+
+    private final RepairScan scan;
+    private final RepairClient client;
+    private final RepairScope scope;
+    private final LocalStore store;
+    private final Replica peerReplica;
+    private final Node peer;
+    private final long nanosPerKey;
+    private final LongConsumer onPulled;
+    private final LongConsumer onPushed;
+    private long nextBatchAt;
+    private long compared;
+    private long pulled;
+    private long pushed;
+
+    /**
+     * @param peerReplica the peer as a replica (its write path receives the pushes)
+     * @param maxRate     keys per second, at most
+     * @param onPulled    told the count of each batch of records written here
+     * @param onPushed    told the count of each batch of records sent to the peer
+     */
+    RepairSession(RepairScan scan, RepairClient client, RepairScope scope, LocalStore store, Replica peerReplica,
+                  Node peer, int maxRate, LongConsumer onPulled, LongConsumer onPushed) {
+        this.scan = scan;
+        this.client = client;
+        this.scope = scope;
+        this.store = store;
+        this.peerReplica = peerReplica;
+        this.peer = peer;
+        this.nanosPerKey = 1_000_000_000L / maxRate;
+        this.onPulled = onPulled;
+        this.onPushed = onPushed;
+        this.nextBatchAt = System.nanoTime();
+    }
+
+    /**
+     * Runs the exchange once; {@code onCompared} is told the tree nodes compared and the segments that differed.
+     * Emits the result, or fails if the peer or the store failed (what was repaired so far stays).
+     */
+    Mono<RepairResult> run(BiConsumer<Long, Long> onCompared) {
+        long started = System.nanoTime();
+        return Mono.zip(scan.tree(peer), client.tree(peer))
+                .flatMap(trees -> {
+                    MerkleTree.Difference difference = trees.getT1().differences(trees.getT2());
+                    BitSet segments = difference.segments();
+                    onCompared.accept((long) difference.nodesCompared(), (long) segments.cardinality());
+                    Mono<Void> streamed = segments.isEmpty() ? Mono.empty() : mergeJoin(segments);
+                    return streamed.then(Mono.fromSupplier(() -> new RepairResult(peer.name(),
+                            difference.nodesCompared(), segments.cardinality(), compared, pulled, pushed,
+                            Duration.ofNanos(System.nanoTime() - started).toMillis(), null)));
+                });
+    }
+
+    private Mono<Void> mergeJoin(BitSet segments) {
+        Flux<Side> local = scan.records(peer, segments).map(entry -> new Side(entry, true));
+        Flux<Side> remote = client.records(peer, segments).map(entry -> new Side(entry, false));
+        return Flux.mergeComparing(MERGE_PREFETCH, BY_KEY, local, remote)
+                .bufferUntilChanged(side -> side.entry().key(), Arrays::equals)
+                .buffer(BATCH)
+                .concatMap(this::repairBatch)
+                .then();
+    }
+
+    /** Decides each key of the batch, writes the pulls here in one storage task, sends the pushes, then paces. */
+    private Mono<Void> repairBatch(List<List<Side>> keys) {
+        List<KeyedRecord> pulls = new ArrayList<>();
+        List<KeyedRecord> pushes = new ArrayList<>();
+        for (List<Side> sides : keys) {
+            decide(sides, pulls, pushes);
+        }
+        compared += keys.size();
+        Mono<Void> pull = pulls.isEmpty() ? Mono.empty() : store.writeAll(pulls)
+                .then(Mono.fromRunnable(() -> {
+                    pulled += pulls.size();
+                    onPulled.accept(pulls.size());
+                }));
+        Mono<Void> push = Flux.fromIterable(pushes)
+                .flatMap(entry -> peerReplica.write(new String(entry.key(), StandardCharsets.UTF_8), entry.record()),
+                        PUSHES_IN_FLIGHT)
+                .then(Mono.fromRunnable(() -> {
+                    pushed += pushes.size();
+                    onPushed.accept(pushes.size());
+                }));
+        return Mono.when(pull, push).then(Mono.defer(() -> pause(keys.size())));
+    }
+
+    /** One key: one or two sides (at most one each); the newer record goes to the node that lacks it. */
+    private void decide(List<Side> sides, List<KeyedRecord> pulls, List<KeyedRecord> pushes) {
+        KeyedRecord mine = null;
+        KeyedRecord theirs = null;
+        for (Side side : sides) {
+            if (side.local()) {
+                mine = side.entry();
+            } else {
+                theirs = side.entry();
+            }
+        }
+        if (theirs != null && (mine == null || theirs.record().supersedes(mine.record()))) {
+            if (scope.holds(scan.self(), theirs.key(), theirs.record())) {
+                pulls.add(theirs);
+            }
+        } else if (mine != null && (theirs == null || mine.record().supersedes(theirs.record()))) {
+            if (scope.holds(peer, mine.key(), mine.record())) {
+                pushes.add(mine);
+            }
+        }
+    }
+
+    /** Delays the next batch so that keys pass at most at the configured rate. */
+    private Mono<Void> pause(int keys) {
+        long now = System.nanoTime();
+        nextBatchAt = Math.max(nextBatchAt, now) + keys * nanosPerKey;
+        long wait = nextBatchAt - now;
+        return wait <= 0 ? Mono.empty() : Mono.delay(Duration.ofNanos(wait)).then();
+    }
+
+    /** A record from this node ({@code local}) or from the peer. */
+    private record Side(KeyedRecord entry, boolean local) {
+    }
+}
