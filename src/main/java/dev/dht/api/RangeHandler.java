@@ -31,11 +31,11 @@ public final class RangeHandler {
         this.coordinator = coordinator;
     }
 
-    /** Streams the range; 400 for a missing/empty start, an empty end, or replication parameters. */
+    /** Streams the range; 400 for a missing/empty start, an empty end, replication parameters or a ttl. */
     public Mono<ServerResponse> stream(ServerRequest request) {
         String start = RequestParameters.required(request, "start");
         String end = RequestParameters.optional(request, "end").orElse(null);
-        for (String unsupported : new String[] {"replicas", "ack", "from"}) {
+        for (String unsupported : new String[] {"replicas", "ack", "from", "ttl"}) {
             if (request.queryParam(unsupported).isPresent()) {
                 throw new BadRequestException("'" + unsupported + "' is not supported on /v0/entities");
             }

@@ -73,7 +73,10 @@ public final class Coordinator {
 
     /**
      * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of
-     * them has a record. A tombstone is returned as such (the caller answers 404). The node clock observes the
+     * them has a record or the newest has expired (TTL, judged against this node's wall clock,
+     * {@link HybridLogicalClock#wallMillis()}). A tombstone is returned as such (the caller answers 404). An
+     * expired value still wins last-write-wins by its timestamp and is read-repaired as it is, so it hides older
+     * values like a tombstone of its write's timestamp. The node clock observes the
      * newest timestamp read, so a write this node coordinates after the read orders after what was read.
      *
      * <p>Only {@code ack} of the {@code from} replicas are asked at first, this node before peers and peers that
@@ -111,7 +114,7 @@ public final class Coordinator {
                         clock.observe(record.timestamp());
                         repairStale(id, record, answers);
                     });
-                    return newest;
+                    return newest.filter(record -> !record.isExpiredAt(clock.wallMillis()));
                 });
     }
 
@@ -140,6 +143,15 @@ public final class Coordinator {
      */
     public Mono<Void> put(String id, byte[] value, ReplicationFactor rf) {
         return write("PUT", id, Record.value(clock.now(), value, rf.from(), 0), rf);
+    }
+
+    /**
+     * {@link #put(String, byte[], ReplicationFactor)} with a TTL: the record carries the absolute expiry
+     * {@code ttl} after this node's wall clock ({@link HybridLogicalClock#wallMillis()}), replicated with it, and
+     * reads as absent on every node from then on.
+     */
+    public Mono<Void> put(String id, byte[] value, ReplicationFactor rf, Duration ttl) {
+        return write("PUT", id, Record.value(clock.now(), value, rf.from(), clock.wallMillis() + ttl.toMillis()), rf);
     }
 
     /** Writes a tombstone for {@code id}, stamped with this node's clock and with {@code rf.from()}. */

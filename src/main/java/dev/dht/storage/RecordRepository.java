@@ -32,6 +32,21 @@ public interface RecordRepository extends Closeable {
     boolean upsert(byte[] key, Record record);
 
     /**
+     * Deletes {@code key} if its stored record is still {@code expected} (the same version, {@link Record#equals});
+     * a record written since {@code expected} was read is kept. Tombstone GC ({@link TombstoneCollector}) uses it,
+     * so a purge never removes a newer write.
+     *
+     * @return true if the key was deleted
+     */
+    boolean purge(byte[] key, Record expected);
+
+    /**
+     * Compacts the store's files holding keys in {@code [start, end]} (both inclusive; null = unbounded), so the
+     * space of purged records comes back. May take seconds; a no-op where the engine cannot compact a range.
+     */
+    void compact(byte[] start, byte[] end);
+
+    /**
      * Opens a cursor over keys in {@code [start, end)} in unsigned byte order, over a consistent snapshot.
      * Tombstones are included. The caller must close the cursor (it releases the snapshot and the iterator).
      *
