@@ -29,7 +29,10 @@ public final class EntityHandler {
         this.bodyReader = bodyReader;
     }
 
-    /** 200 with the newest value among {@code ack} replicas; 404 if absent, deleted or expired; 504 if too few answer. */
+    /**
+     * 200 with the newest value among {@code ack} replicas; 404 if absent, deleted or expired; 504 if too few
+     * answer; 400 with a {@code ttl}.
+     */
     public Mono<ServerResponse> get(ServerRequest request) {
         String id = RequestParameters.required(request, "id");
         RequestParameters.noTtl(request);
@@ -46,11 +49,13 @@ public final class EntityHandler {
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         Optional<Duration> ttl = RequestParameters.ttl(request);
         return bodyReader.read(request)
-                .flatMap(value -> ttl.isPresent() ? coordinator.put(id, value, rf, ttl.get()) : coordinator.put(id, value, rf))
+                .flatMap(value -> ttl.isPresent()
+                        ? coordinator.put(id, value, rf, ttl.get())
+                        : coordinator.put(id, value, rf))
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 
-    /** 202 once {@code ack} replicas stored a tombstone (also when the key never existed). */
+    /** 202 once {@code ack} replicas stored a tombstone (also when the key never existed); 400 with a {@code ttl}. */
     public Mono<ServerResponse> delete(ServerRequest request) {
         String id = RequestParameters.required(request, "id");
         RequestParameters.noTtl(request);

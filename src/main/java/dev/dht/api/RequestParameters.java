@@ -96,8 +96,8 @@ public final class RequestParameters {
         boolean digits = !text.isEmpty() && text.length() <= 10 && text.chars().allMatch(c -> c >= '0' && c <= '9');
         long seconds = digits ? Long.parseLong(text) : 0;
         if (seconds < 1 || seconds > MAX_TTL_SECONDS) {
-            throw new BadRequestException("ttl must be whole seconds from 1 to " + MAX_TTL_SECONDS + " (10 years), was '"
-                    + text + "'");
+            throw new BadRequestException("ttl must be whole seconds from 1 to " + MAX_TTL_SECONDS
+                    + " (10 years), was '" + text + "'");
         }
         return Optional.of(Duration.ofSeconds(seconds));
     }

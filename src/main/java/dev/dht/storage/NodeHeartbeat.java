@@ -82,8 +82,9 @@ public final class NodeHeartbeat implements AutoCloseable {
             long lastUp = stored[0];
             long downMillis = wallClock.millis() - lastUp;
             if (!rebuild && downMillis > gcGrace.toMillis()) {
-                throw new InvalidSettingException("dht.rebuild", "this node was last up at " + Instant.ofEpochMilli(lastUp)
-                        + ", " + Duration.ofMillis(downMillis).toSeconds() + " s ago, longer than dht.tombstone.gc-grace ("
+                throw new InvalidSettingException("dht.rebuild", "this node was last up at "
+                        + Instant.ofEpochMilli(lastUp) + ", " + Duration.ofMillis(downMillis).toSeconds()
+                        + " s ago, longer than dht.tombstone.gc-grace ("
                         + gcGrace + "): its data may bring back values deleted meanwhile, whose tombstones the other"
                         + " nodes have purged. Rebuild it: stop it, wipe its data directory " + dataDir.toAbsolutePath()
                         + " and start it with --dht.rebuild=true");

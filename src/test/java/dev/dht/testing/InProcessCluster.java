@@ -115,6 +115,11 @@ public final class InProcessCluster implements AutoCloseable {
         return urls.get(i);
     }
 
+    /** The data dir of node {@code i}. */
+    public Path dataDir(int i) {
+        return dataDirs.get(i);
+    }
+
     /** Number of nodes. */
     public int size() {
         return nodes.length;
