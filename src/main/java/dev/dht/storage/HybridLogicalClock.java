@@ -13,6 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * than 65 536 events happen in one millisecond (the counter then carries into the millisecond bits).
  * {@link #observe(long)} merges a timestamp seen from another node, so that later local writes order after it.
  *
+ * <p>The node's clock is started by {@link NodeHeartbeat}, which persists a high-water mark ahead of it and
+ * starts it above that mark after a restart, so it does not go backwards across restarts either.
+ *
  * <p>Thread-safe and lock-free; never blocks.
  */
 public final class HybridLogicalClock {
