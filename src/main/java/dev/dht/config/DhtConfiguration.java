@@ -30,7 +30,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
@@ -49,14 +51,18 @@ public class DhtConfiguration {
 
     /**
      * The heartbeat file of {@code dht.data-dir}: refuses to start a node down longer than the tombstone GC grace,
-     * and persists the clock's high-water mark (see {@link NodeHeartbeat}).
+     * and persists the clock's high-water mark (see {@link NodeHeartbeat}). The node counts as up from when it is
+     * ready to serve.
      */
     @Bean(destroyMethod = "close")
     NodeHeartbeat nodeHeartbeat(DhtProperties properties) {
-        NodeHeartbeat heartbeat = NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(),
-                properties.rebuild(), Clock.systemUTC());
-        heartbeat.start();
-        return heartbeat;
+        return NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(), properties.rebuild(),
+                Clock.systemUTC());
+    }
+
+    @Bean
+    ApplicationListener<ApplicationReadyEvent> nodeHeartbeatStarter(NodeHeartbeat heartbeat) {
+        return event -> heartbeat.start();
     }
 
     @Bean

@@ -53,12 +53,16 @@ public final class NodeHeartbeat implements AutoCloseable {
     private final Path file;
     private final Clock wallClock;
     private final HybridLogicalClock clock;
+    /** The last-up time read at start-up, written again until {@link #start()}: a failed start is not "up". */
+    private final long previousLastUp;
+    private volatile boolean up;
     private ScheduledExecutorService executor;
 
-    private NodeHeartbeat(Path file, Clock wallClock, HybridLogicalClock clock) {
+    private NodeHeartbeat(Path file, Clock wallClock, HybridLogicalClock clock, long previousLastUp) {
         this.file = file;
         this.wallClock = wallClock;
         this.clock = clock;
+        this.previousLastUp = previousLastUp;
     }
 
     /**
@@ -77,21 +81,22 @@ public final class NodeHeartbeat implements AutoCloseable {
     public static NodeHeartbeat open(Path dataDir, Duration gcGrace, boolean rebuild, Clock wallClock) {
         Path file = dataDir.resolve(FILE_NAME);
         HybridLogicalClock clock = new HybridLogicalClock(wallClock);
+        long lastUp = wallClock.millis();
         if (Files.exists(file)) {
             long[] stored = read(file);
-            long lastUp = stored[0];
+            lastUp = stored[0];
             long downMillis = wallClock.millis() - lastUp;
             if (!rebuild && downMillis > gcGrace.toMillis()) {
                 throw new InvalidSettingException("dht.rebuild", "this node was last up at "
                         + Instant.ofEpochMilli(lastUp) + ", " + Duration.ofMillis(downMillis).toSeconds()
                         + " s ago, longer than dht.tombstone.gc-grace ("
                         + gcGrace + "): its data may bring back values deleted meanwhile, whose tombstones the other"
-                        + " nodes have purged. Rebuild it: stop it, wipe its data directory " + dataDir.toAbsolutePath()
+                        + " nodes have purged. Rebuild it: wipe its data directory " + dataDir.toAbsolutePath()
                         + " and start it with --dht.rebuild=true");
             }
             clock.observe(stored[1]);
         }
-        NodeHeartbeat heartbeat = new NodeHeartbeat(file, wallClock, clock);
+        NodeHeartbeat heartbeat = new NodeHeartbeat(file, wallClock, clock, lastUp);
         heartbeat.beat();
         return heartbeat;
     }
@@ -102,8 +107,9 @@ public final class NodeHeartbeat implements AutoCloseable {
     }
 
     /**
-     * Rewrites the file now: last up = the wall clock's now, high-water = {@link #MARGIN} beyond the latest of the
-     * clock's last timestamp and the wall clock. Blocks (fsync).
+     * Rewrites the file now: last up = the wall clock's now once {@link #start()} was called (before, the last-up
+     * time read at start-up, so a node that keeps failing to start does not count as up), high-water =
+     * {@link #MARGIN} beyond the latest of the clock's last timestamp and the wall clock. Blocks (fsync).
      *
      * @throws UncheckedIOException if the file cannot be written
      */
@@ -111,7 +117,8 @@ public final class NodeHeartbeat implements AutoCloseable {
         long now = wallClock.millis();
         long highWater = Math.max(clock.latest(), HybridLogicalClock.timestampOf(now))
                 + HybridLogicalClock.timestampOf(MARGIN.toMillis());
-        byte[] content = ("last-up-millis " + now + "\nclock-high-water " + highWater + "\n")
+        long lastUp = up ? now : previousLastUp;
+        byte[] content = ("last-up-millis " + lastUp + "\nclock-high-water " + highWater + "\n")
                 .getBytes(StandardCharsets.US_ASCII);
         Path temporary = file.resolveSibling(FILE_NAME + ".tmp");
         try {
@@ -126,11 +133,16 @@ public final class NodeHeartbeat implements AutoCloseable {
         }
     }
 
-    /** Rewrites the file every {@link #PERIOD} on a thread of its own ({@code heartbeat}); a failed write is logged. */
+    /**
+     * Marks the node up (call it once the node serves) and rewrites the file now and then every {@link #PERIOD} on
+     * a thread of its own ({@code heartbeat}); a failed scheduled write is logged. Blocks for the first write.
+     */
     public synchronized void start() {
         if (executor != null) {
             throw new IllegalStateException("already started");
         }
+        up = true;
+        beat();
         executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "heartbeat");
             thread.setDaemon(true);

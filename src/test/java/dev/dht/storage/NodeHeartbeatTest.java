@@ -23,9 +23,16 @@ class NodeHeartbeatTest {
 
     private final SettableClock wall = new SettableClock(1_700_000_000_000L);
 
+    /** A heartbeat opened and started, as a node that came up. */
+    private NodeHeartbeat started() {
+        NodeHeartbeat heartbeat = NodeHeartbeat.open(dataDir, GRACE, false, wall);
+        heartbeat.start();
+        return heartbeat;
+    }
+
     @Test
     void aNewNodeStartsAndWritesItsHeartbeat() {
-        NodeHeartbeat.open(dataDir, GRACE, false, wall).close();
+        started().close();
 
         assertThat(dataDir.resolve(NodeHeartbeat.FILE_NAME)).exists();
         assertThat(dataDir.resolve(NodeHeartbeat.FILE_NAME + ".tmp")).doesNotExist();
@@ -33,15 +40,15 @@ class NodeHeartbeatTest {
 
     @Test
     void aNodeDownForLessThanTheGraceStarts() {
-        NodeHeartbeat.open(dataDir, GRACE, false, wall).close();
+        started().close();
         wall.advance(GRACE.minusMinutes(1));
 
-        NodeHeartbeat.open(dataDir, GRACE, false, wall).close();
+        started().close();
     }
 
     @Test
     void aNodeDownForLongerThanTheGraceIsRefusedWithTheRebuildInstruction() {
-        NodeHeartbeat.open(dataDir, GRACE, false, wall).close();
+        started().close();
         wall.advance(GRACE.plusMinutes(1));
 
         assertThatThrownBy(() -> NodeHeartbeat.open(dataDir, GRACE, false, wall))
@@ -53,17 +60,17 @@ class NodeHeartbeatTest {
 
     @Test
     void theLastUpTimeIsTheLastHeartbeatNotTheStart() {
-        NodeHeartbeat heartbeat = NodeHeartbeat.open(dataDir, GRACE, false, wall);
-        wall.advance(GRACE.plusDays(1));
-        heartbeat.beat();
+        NodeHeartbeat heartbeat = started();
+        wall.advance(GRACE.plusDays(1)); // up all this time
+        heartbeat.close(); // its last beat
         wall.advance(Duration.ofHours(1));
 
-        NodeHeartbeat.open(dataDir, GRACE, false, wall).close();
+        started().close();
     }
 
     @Test
     void aRebuildStartsWhateverTheHeartbeatSays() {
-        NodeHeartbeat.open(dataDir, GRACE, false, wall).close();
+        started().close();
         wall.advance(GRACE.multipliedBy(3));
 
         NodeHeartbeat.open(dataDir, GRACE, true, wall).close();
@@ -71,7 +78,7 @@ class NodeHeartbeatTest {
 
     @Test
     void aNodeRestartedWithItsWallClockBackStampsAboveWhatItHandedOut() {
-        NodeHeartbeat first = NodeHeartbeat.open(dataDir, GRACE, false, wall);
+        NodeHeartbeat first = started();
         long acknowledged = 0;
         for (int i = 0; i < 1000; i++) {
             acknowledged = first.clock().now();
@@ -83,11 +90,12 @@ class NodeHeartbeatTest {
 
         assertThat(restarted.clock().now()).isGreaterThan(acknowledged);
         restarted.close();
+        first.close();
     }
 
     @Test
     void theHighWaterMarkStaysAheadOfAClockThatRanOnBetweenBeats() {
-        NodeHeartbeat first = NodeHeartbeat.open(dataDir, GRACE, false, wall);
+        NodeHeartbeat first = started();
         wall.advance(NodeHeartbeat.MARGIN.minusMillis(1));
         long acknowledged = first.clock().now();
         wall.set(1_600_000_000_000L);
@@ -96,6 +104,18 @@ class NodeHeartbeatTest {
 
         assertThat(restarted.clock().now()).isGreaterThan(acknowledged);
         restarted.close();
+        first.close();
+    }
+
+    @Test
+    void aStartThatFailedDoesNotCountAsUp() {
+        started().close();
+        wall.advance(GRACE.minusMinutes(1));
+        NodeHeartbeat.open(dataDir, GRACE, false, wall).close(); // the rest of the start-up failed: never started
+        wall.advance(Duration.ofMinutes(2));
+
+        assertThatThrownBy(() -> NodeHeartbeat.open(dataDir, GRACE, false, wall))
+                .hasMessageContaining("--dht.rebuild=true");
     }
 
     @Test
