@@ -4,6 +4,7 @@ import dev.dht.cluster.ClusterTopology;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.ReplicationFactor;
 import dev.dht.storage.Record;
+import java.time.Duration;
 import java.util.Optional;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;
@@ -13,10 +14,10 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 
 /**
- * {@code /v0/entity?id=ID[&replicas=ack/from]}: GET 200/404, PUT 201, DELETE 202, other methods 405.
- * Validates the request (400 for an id that is missing, empty, not UTF-8 or holds a control character: see
- * {@link RequestParameters#optionalKey}), then hands it to the {@link Coordinator}. Runs on the event loop; never
- * blocks.
+ * {@code /v0/entity?id=ID[&replicas=ack/from]}: GET 200/404, PUT 201 (optionally {@code &ttl=SECONDS}), DELETE 202,
+ * other methods 405. Validates the request (400 for an id that is missing, empty, not UTF-8 or holds a control
+ * character: see {@link RequestParameters#optionalKey}; 400 for a {@code ttl} out of range or on GET/DELETE), then
+ * hands it to the {@link Coordinator}. Runs on the event loop; never blocks.
  */
 public final class EntityHandler {
     private final Coordinator coordinator;
@@ -29,28 +30,39 @@ public final class EntityHandler {
         this.bodyReader = bodyReader;
     }
 
-    /** 200 with the newest value among {@code ack} replicas; 404 if absent or deleted; 504 if too few answer. */
+    /**
+     * 200 with the newest value among {@code ack} replicas; 404 if absent, deleted or expired; 504 if too few
+     * answer; 400 with a {@code ttl}.
+     */
     public Mono<ServerResponse> get(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
+        RequestParameters.noTtl(request);
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         return coordinator.get(id, rf).flatMap(EntityHandler::toResponse);
     }
 
-    /** 201 once {@code ack} replicas stored the body; 413 if it exceeds {@code dht.max-value-size}. */
+    /**
+     * 201 once {@code ack} replicas stored the body; 413 if it exceeds {@code dht.max-value-size}. With
+     * {@code ttl=SECONDS} (1 s to 10 years, else 400) the value reads as absent from that long after now.
+     */
     public Mono<ServerResponse> put(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        Optional<Duration> ttl = RequestParameters.ttl(request);
         return bodyReader.read(request)
-                .flatMap(value -> coordinator.put(id, value, rf))
+                .flatMap(value -> ttl.isPresent()
+                        ? coordinator.put(id, value, rf, ttl.get())
+                        : coordinator.put(id, value, rf))
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 
     /**
-     * 202 once {@code ack} replicas stored a tombstone (also when the key never existed). A body is read and
-     * dropped first, so that a DELETE whose body is malformed (400) deletes nothing.
+     * 202 once {@code ack} replicas stored a tombstone (also when the key never existed); 400 with a {@code ttl}.
+     * A body is read and dropped first, so that a DELETE whose body is malformed (400) deletes nothing.
      */
     public Mono<ServerResponse> delete(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
+        RequestParameters.noTtl(request);
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         return bodyReader.discard(request)
                 .then(Mono.defer(() -> coordinator.delete(id, rf)))

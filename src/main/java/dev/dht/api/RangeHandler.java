@@ -33,12 +33,12 @@ public final class RangeHandler {
 
     /**
      * Streams the range; 400 for a missing/empty start, an empty end, a start or end that is not a valid key
-     * ({@link RequestParameters#optionalKey}), or replication parameters.
+     * ({@link RequestParameters#optionalKey}), replication parameters or a ttl.
      */
     public Mono<ServerResponse> stream(ServerRequest request) {
         String start = RequestParameters.requiredKey(request, "start");
         String end = RequestParameters.optionalKey(request, "end").orElse(null);
-        for (String unsupported : new String[] {"replicas", "ack", "from"}) {
+        for (String unsupported : new String[] {"replicas", "ack", "from", "ttl"}) {
             if (request.queryParam(unsupported).isPresent()) {
                 throw new BadRequestException("'" + unsupported + "' is not supported on /v0/entities");
             }

@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import dev.dht.replication.ReplicationFactor;
+import java.time.Duration;
 import java.util.Optional;
 import org.springframework.web.reactive.function.server.ServerRequest;
 
@@ -104,6 +105,40 @@ public final class RequestParameters {
             return new ReplicationFactor(parseCount("ack", ackText), parseCount("from", fromText)).within(clusterSize);
         } catch (IllegalArgumentException e) {
             throw new BadRequestException(e.getMessage());
+        }
+    }
+
+    /** Longest TTL: 10 years of 365 days, in seconds. */
+    public static final long MAX_TTL_SECONDS = 10L * 365 * 24 * 60 * 60;
+
+    /**
+     * The {@code ttl} of a PUT in whole seconds, empty if absent.
+     *
+     * @throws BadRequestException if it is not a whole number of seconds from 1 to {@link #MAX_TTL_SECONDS}
+     */
+    public static Optional<Duration> ttl(ServerRequest request) {
+        Optional<String> ttl = request.queryParam("ttl");
+        if (ttl.isEmpty()) {
+            return Optional.empty();
+        }
+        String text = ttl.get();
+        boolean digits = !text.isEmpty() && text.length() <= 10 && text.chars().allMatch(c -> c >= '0' && c <= '9');
+        long seconds = digits ? Long.parseLong(text) : 0;
+        if (seconds < 1 || seconds > MAX_TTL_SECONDS) {
+            throw new BadRequestException("ttl must be whole seconds from 1 to " + MAX_TTL_SECONDS
+                    + " (10 years), was '" + text + "'");
+        }
+        return Optional.of(Duration.ofSeconds(seconds));
+    }
+
+    /**
+     * Refuses a {@code ttl} parameter on a request that takes none (GET, DELETE, ranges).
+     *
+     * @throws BadRequestException if {@code ttl} is present
+     */
+    public static void noTtl(ServerRequest request) {
+        if (request.queryParam("ttl").isPresent()) {
+            throw new BadRequestException("ttl is only supported on PUT /v0/entity");
         }
     }
 

@@ -18,19 +18,24 @@ import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
+import dev.dht.storage.NodeHeartbeat;
 import dev.dht.storage.RecordRepository;
 import dev.dht.storage.RowCachedRecordRepository;
 import dev.dht.storage.StorageHealthIndicator;
 import dev.dht.storage.StorageScheduler;
+import dev.dht.storage.TombstoneCollector;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.cache.CaffeineCacheMetrics;
 import io.netty.channel.ChannelOption;
+import java.time.Clock;
 import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
@@ -47,9 +52,37 @@ public class DhtConfiguration {
     /** Longest time a peer's resolved address is reused before its name is looked up again. */
     private static final Duration PEER_ADDRESS_MAX_TTL = Duration.ofSeconds(1);
 
+    /**
+     * The heartbeat file of {@code dht.data-dir}: refuses to start a node down longer than the tombstone GC grace,
+     * and persists the clock's high-water mark (see {@link NodeHeartbeat}). The node counts as up from when it is
+     * ready to serve.
+     */
+    @Bean(destroyMethod = "close")
+    NodeHeartbeat nodeHeartbeat(DhtProperties properties) {
+        return NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(), properties.rebuild(),
+                Clock.systemUTC());
+    }
+
     @Bean
-    HybridLogicalClock hybridLogicalClock() {
-        return new HybridLogicalClock();
+    ApplicationListener<ApplicationReadyEvent> nodeHeartbeatStarter(NodeHeartbeat heartbeat) {
+        return event -> heartbeat.start();
+    }
+
+    @Bean
+    HybridLogicalClock hybridLogicalClock(NodeHeartbeat heartbeat) {
+        return heartbeat.clock();
+    }
+
+    /** Purges tombstones and expired values older than {@code dht.tombstone.gc-grace} every {@code gc-interval}. */
+    @Bean(destroyMethod = "close")
+    TombstoneCollector tombstoneCollector(DhtProperties properties, LocalStore store, MeterRegistry registry) {
+        DhtProperties.Tombstone settings = properties.tombstone();
+        TombstoneCollector collector = new TombstoneCollector(store.repository(), store.clock(), settings.gcGrace(),
+                settings.gcRate(), registry);
+        if (!settings.gcInterval().isZero()) {
+            collector.start(settings.gcInterval());
+        }
+        return collector;
     }
 
     /** This node's store; closed on shutdown after in-flight requests finished (storage queue first, then LevelDB). */
@@ -195,8 +228,8 @@ public class DhtConfiguration {
     }
 
     @Bean
-    RangeCoordinator rangeCoordinator(Replicas replicas) {
-        return new RangeCoordinator(List.copyOf(replicas.byNode().values()));
+    RangeCoordinator rangeCoordinator(Replicas replicas, LocalStore store) {
+        return new RangeCoordinator(List.copyOf(replicas.byNode().values()), store.clock());
     }
 
     /** The replica of every node, in topology order. */

@@ -257,9 +257,25 @@ public record DhtProperties(
     /**
      * Tombstone garbage collection settings, prefix {@code dht.tombstone}.
      *
-     * @param gcGrace how long a tombstone (or an expired value) is kept before a background pass purges it; at
-     *                least {@code dht.repair.interval} and {@code dht.hints.window}. Default 10d
+     * @param gcGrace    how long a tombstone (or an expired value) is kept before a background pass purges it; at
+     *                   least {@code dht.repair.interval} and {@code dht.hints.window}. Default 10d
+     * @param gcInterval time between two purge passes; 0 runs none. Default 1h
+     * @param gcRate     records a pass purges per second, at most. Default 1000
      */
-    public record Tombstone(@DefaultValue("10d") Duration gcGrace) {
+    public record Tombstone(
+            @DefaultValue("10d") Duration gcGrace,
+            @DefaultValue("1h") Duration gcInterval,
+            @DefaultValue("1000") int gcRate) {
+
+        /** Validates the tombstone GC settings (the grace against the others: see {@link DhtProperties}). */
+        public Tombstone {
+            if (gcInterval.isNegative()) {
+                throw new InvalidSettingException("dht.tombstone.gc-interval", "must not be negative (0: no purge), was "
+                        + gcInterval);
+            }
+            if (gcRate < 1) {
+                throw new InvalidSettingException("dht.tombstone.gc-rate", "must be at least 1, was " + gcRate);
+            }
+        }
     }
 }

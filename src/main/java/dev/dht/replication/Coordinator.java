@@ -74,7 +74,10 @@ public final class Coordinator {
 
     /**
      * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of
-     * them has a record. A tombstone is returned as such (the caller answers 404). The node clock observes the
+     * them has a record or the newest has expired (TTL, judged against this node's wall clock,
+     * {@link HybridLogicalClock#wallMillis()}). A tombstone is returned as such (the caller answers 404). An
+     * expired value still wins last-write-wins by its timestamp and is read-repaired as it is, so it hides older
+     * values like a tombstone of its write's timestamp. The node clock observes the
      * newest timestamp read, so a write this node coordinates after the read orders after what was read.
      *
      * <p>Only {@code ack} of the {@code from} replicas are asked at first, this node before peers and peers that
@@ -114,7 +117,9 @@ public final class Coordinator {
                 return Mono.just(newest);
             }
             clock.observe(newest.get().timestamp());
-            return repairStale(id, newest.get(), answers).thenReturn(newest);
+            // an expired value is repaired like any record (it hides older values as a tombstone would), then absent
+            return repairStale(id, newest.get(), answers)
+                    .thenReturn(newest.filter(record -> !record.isExpiredAt(clock.wallMillis())));
         }));
     }
 
@@ -158,6 +163,15 @@ public final class Coordinator {
      */
     public Mono<Void> put(String id, byte[] value, ReplicationFactor rf) {
         return write("PUT", id, Record.value(clock.now(), value, rf.from(), 0), rf);
+    }
+
+    /**
+     * {@link #put(String, byte[], ReplicationFactor)} with a TTL: the record carries the absolute expiry
+     * {@code ttl} after this node's wall clock ({@link HybridLogicalClock#wallMillis()}), replicated with it, and
+     * reads as absent on every node from then on.
+     */
+    public Mono<Void> put(String id, byte[] value, ReplicationFactor rf, Duration ttl) {
+        return write("PUT", id, Record.value(clock.now(), value, rf.from(), clock.wallMillis() + ttl.toMillis()), rf);
     }
 
     /** Writes a tombstone for {@code id}, stamped with this node's clock and with {@code rf.from()}. */

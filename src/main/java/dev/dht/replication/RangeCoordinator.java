@@ -1,5 +1,6 @@
 package dev.dht.replication;
 
+import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import java.util.Arrays;
@@ -10,7 +11,8 @@ import reactor.core.publisher.Flux;
 /**
  * Serves a range over the whole cluster: every node streams its local range in key order (tombstones
  * included), the streams are merged by key ({@link Flux#mergeComparing}), the newest record per key is kept
- * ({@link Record#newest}) and tombstones are dropped.
+ * ({@link Record#newest}) and tombstones and expired values are dropped (an expired value still hides older
+ * versions of its key on other nodes: it acts as a tombstone of its write's timestamp).
  *
  * <p>Memory is bounded: each source is prefetched at most {@link #PREFETCH} records, and peers are read only
  * as fast as the client consumes (HTTP/1.1 flow control through the WebClient body). A client that goes away
@@ -23,10 +25,15 @@ public final class RangeCoordinator {
     private static final Comparator<KeyedRecord> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.key(), b.key());
 
     private final List<Replica> nodes;
+    private final HybridLogicalClock clock;
 
-    /** @param nodes one replica per node of the cluster, self included */
-    public RangeCoordinator(List<Replica> nodes) {
+    /**
+     * @param nodes one replica per node of the cluster, self included
+     * @param clock the node clock, whose wall clock ({@link HybridLogicalClock#wallMillis()}) judges TTL expiry
+     */
+    public RangeCoordinator(List<Replica> nodes, HybridLogicalClock clock) {
         this.nodes = List.copyOf(nodes);
+        this.clock = clock;
     }
 
     /**
@@ -40,7 +47,7 @@ public final class RangeCoordinator {
         return Flux.mergeComparing(PREFETCH, KEY_ORDER, sources)
                 .bufferUntilChanged(KeyedRecord::key, Arrays::equals)
                 .map(RangeCoordinator::newest)
-                .filter(entry -> !entry.record().isTombstone());
+                .filter(entry -> !entry.record().isTombstone() && !entry.record().isExpiredAt(clock.wallMillis()));
     }
 
     private static KeyedRecord newest(List<KeyedRecord> versions) {

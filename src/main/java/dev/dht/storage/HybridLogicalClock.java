@@ -13,6 +13,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * than 65 536 events happen in one millisecond (the counter then carries into the millisecond bits).
  * {@link #observe(long)} merges a timestamp seen from another node, so that later local writes order after it.
  *
+ * <p>The node's clock is started by {@link NodeHeartbeat}, which persists a high-water mark ahead of it and
+ * starts it above that mark after a restart, so it does not go backwards across restarts either.
+ *
  * <p>Thread-safe and lock-free; never blocks.
  */
 public final class HybridLogicalClock {
@@ -37,9 +40,30 @@ public final class HybridLogicalClock {
         return last.updateAndGet(previous -> Math.max(wall, previous + 1));
     }
 
+    /** The timestamp of wall-clock millisecond {@code millis} with a zero counter (inverse of {@link #millisOf}). */
+    public static long timestampOf(long millis) {
+        return millis << COUNTER_BITS;
+    }
+
     /** Advances the clock to at least {@code remoteTimestamp} (the HLC receive rule). */
     public void observe(long remoteTimestamp) {
         last.accumulateAndGet(remoteTimestamp, Math::max);
+    }
+
+    /**
+     * The latest timestamp this clock returned or observed (0 before the first); the next {@link #now()} is
+     * greater. {@link NodeHeartbeat} persists a high-water mark above it.
+     */
+    public long latest() {
+        return last.get();
+    }
+
+    /**
+     * The wall clock's milliseconds since the epoch, without the counter: the time against which TTL expiries
+     * ({@link Record#expiresAtMillis()}) and tombstone ages are judged. Never blocks.
+     */
+    public long wallMillis() {
+        return wallClock.millis();
     }
 
     /** Wall-clock milliseconds encoded in a timestamp. */

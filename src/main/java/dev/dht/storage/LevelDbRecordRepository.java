@@ -105,6 +105,28 @@ public final class LevelDbRecordRepository implements RecordRepository {
     }
 
     @Override
+    public boolean purge(byte[] key, Record expected) {
+        synchronized (locks.lockFor(key)) {
+            byte[] stored = db.get(key);
+            if (stored == null || !Record.decode(stored).equals(expected)) {
+                return false;
+            }
+            db.delete(key, writeOptions);
+            return true;
+        }
+    }
+
+    /** {@inheritDoc} The pure-Java engine cannot compact a range (it compacts on its own as it writes): no-op there. */
+    @Override
+    public void compact(byte[] start, byte[] end) {
+        try {
+            db.compactRange(start, end);
+        } catch (UnsupportedOperationException notInThisEngine) {
+            // iq80's DbImpl: "Not yet implemented"; its background compaction still reclaims the space over time
+        }
+    }
+
+    @Override
     public Cursor range(byte[] start, byte[] end) {
         Snapshot snapshot = db.getSnapshot();
         DBIterator iterator = null;

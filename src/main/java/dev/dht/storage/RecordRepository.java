@@ -6,8 +6,8 @@ import java.util.Iterator;
 /**
  * Persistent map from key bytes to the newest {@link Record} known for that key.
  *
- * <p>Every method may block on disk I/O: call them only from the storage scheduler ({@link StorageScheduler}),
- * never from a Netty event loop. Implementations are thread-safe.
+ * <p>Every method may block on disk I/O: call them only from the storage scheduler ({@link StorageScheduler}) or
+ * the tombstone GC's own thread ({@link TombstoneCollector}), never from a Netty event loop. Implementations are thread-safe.
  */
 public interface RecordRepository extends Closeable {
 
@@ -30,6 +30,21 @@ public interface RecordRepository extends Closeable {
      * @return true if the record was written, false if the stored one was kept
      */
     boolean upsert(byte[] key, Record record);
+
+    /**
+     * Deletes {@code key} if its stored record is still {@code expected} (the same version, {@link Record#equals});
+     * a record written since {@code expected} was read is kept. Tombstone GC ({@link TombstoneCollector}) uses it,
+     * so a purge never removes a newer write.
+     *
+     * @return true if the key was deleted
+     */
+    boolean purge(byte[] key, Record expected);
+
+    /**
+     * Compacts the store's files holding keys in {@code [start, end]} (both inclusive; null = unbounded), so the
+     * space of purged records comes back. May take seconds; a no-op where the engine cannot compact a range.
+     */
+    void compact(byte[] start, byte[] end);
 
     /**
      * Opens a cursor over keys in {@code [start, end)} in unsigned byte order, over a consistent snapshot.

@@ -20,8 +20,8 @@ import java.nio.ByteBuffer;
  * read of the delegate it reflects, so a cached entry is always the delegate's current record for its key (a
  * reader that missed cannot put back a record that a concurrent writer has just replaced). Hits take no lock.
  *
- * <p>Blocking: {@link #get}, {@link #upsert}, {@link #range} and {@link #close} call the delegate (disk I/O,
- * storage scheduler only); {@link #cached} never blocks and may run on an event loop.
+ * <p>Blocking: {@link #get}, {@link #upsert}, {@link #purge}, {@link #compact}, {@link #range} and {@link #close}
+ * call the delegate (disk I/O, storage scheduler or the tombstone GC thread only); {@link #cached} never blocks and may run on an event loop.
  */
 public final class RowCachedRecordRepository implements RecordRepository {
     /** Bytes counted per entry besides key and value: the map node, the key buffer and the record object. */
@@ -85,6 +85,23 @@ public final class RowCachedRecordRepository implements RecordRepository {
             }
             return written;
         }
+    }
+
+    /** {@inheritDoc} Drops the key's cached row with it, under the key's stripe lock. */
+    @Override
+    public boolean purge(byte[] key, Record expected) {
+        synchronized (locks.lockFor(key)) {
+            boolean purged = delegate.purge(key, expected);
+            if (purged) {
+                rows.invalidate(ByteBuffer.wrap(key));
+            }
+            return purged;
+        }
+    }
+
+    @Override
+    public void compact(byte[] start, byte[] end) {
+        delegate.compact(start, end);
     }
 
     @Override

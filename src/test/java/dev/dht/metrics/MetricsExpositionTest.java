@@ -45,6 +45,8 @@ class MetricsExpositionTest {
                     "dht_storage_size_bytes{",
                     "dht_storage_queue_depth{",
                     "dht_storage_rejections_total{",
+                    "dht_tombstone_purged_total{",
+                    "dht_tombstone_reclaimed_bytes_total{",
                     self);
             assertThat(scrape).containsPattern("dht_replica_calls_seconds_count\\{[^}]*operation=\"write\",outcome=\"ok\"," + peer);
             assertThat(scrape).containsPattern("dht_replica_calls_seconds_count\\{[^}]*operation=\"write\",outcome=\"error\"," + peer);

@@ -22,6 +22,16 @@ public class DelegatingRecordRepository implements RecordRepository {
     }
 
     @Override
+    public boolean purge(byte[] key, Record expected) {
+        return delegate.purge(key, expected);
+    }
+
+    @Override
+    public void compact(byte[] start, byte[] end) {
+        delegate.compact(start, end);
+    }
+
+    @Override
     public Cursor range(byte[] start, byte[] end) {
         return delegate.range(start, end);
     }

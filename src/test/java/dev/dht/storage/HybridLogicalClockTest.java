@@ -2,10 +2,7 @@ package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.time.Clock;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
+import dev.dht.testing.SettableClock;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -95,39 +92,6 @@ class HybridLogicalClockTest {
             assertThat(seen).hasSize(40_000);
         } finally {
             threads.shutdownNow();
-        }
-    }
-
-    /** A wall clock that stays where the test puts it. */
-    private static final class SettableClock extends Clock {
-        private volatile long millis;
-
-        SettableClock(long millis) {
-            this.millis = millis;
-        }
-
-        void set(long millis) {
-            this.millis = millis;
-        }
-
-        @Override
-        public long millis() {
-            return millis;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis);
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
         }
     }
 }

@@ -1,0 +1,195 @@
+package dev.dht.storage;
+
+import dev.dht.config.InvalidSettingException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The node's heartbeat file ({@value #FILE_NAME} in {@code dht.data-dir}): when the node was last up, and a
+ * high-water mark of its {@link HybridLogicalClock}. Two guarantees rest on it:
+ * <ul>
+ *   <li>No resurrection: a node that was down longer than {@code dht.tombstone.gc-grace} may hold values whose
+ *       tombstones the other nodes have purged meanwhile; started on such data it would spread them again.
+ *       {@link #open} refuses to start it (unless {@code dht.rebuild} is set) and tells the operator to rebuild
+ *       it (Cassandra's rule: never bring back a node down longer than gc_grace_seconds).</li>
+ *   <li>A clock that survives restarts: the file holds a timestamp {@link #MARGIN} ahead of the latest one the
+ *       clock handed out, rewritten every {@link #PERIOD}, long before the clock reaches it. A restarted node
+ *       starts its clock above it, so even with its wall clock set back it never stamps a write lower than one
+ *       it acknowledged before. This holds as long as the heartbeat thread is not held up for longer than the
+ *       margin and the clock does not observe a peer's timestamp more than the margin ahead of it.</li>
+ * </ul>
+ *
+ * <p>File format: two text lines, {@code last-up-millis N} (wall-clock ms since the epoch) and
+ * {@code clock-high-water T} (an HLC timestamp). Written atomically: a temporary file is written and fsync'ed,
+ * then renamed over the old one, so a crash leaves the old or the new file, never a torn one.
+ *
+ * <p>Threading: {@link #open}, {@link #beat} and {@link #close} block on disk I/O (start-up, the
+ * {@code heartbeat} thread, context close); never call them on an event loop.
+ */
+public final class NodeHeartbeat implements AutoCloseable {
+    /** The heartbeat file's name in {@code dht.data-dir}. */
+    public static final String FILE_NAME = "dht-heartbeat";
+    /** How far ahead of the clock the persisted high-water mark is. */
+    public static final Duration MARGIN = Duration.ofSeconds(10);
+    /** How often the file is rewritten. */
+    public static final Duration PERIOD = Duration.ofSeconds(1);
+    private static final Logger LOG = LoggerFactory.getLogger(NodeHeartbeat.class);
+
+    private final Path file;
+    private final Clock wallClock;
+    private final HybridLogicalClock clock;
+    /** The last-up time read at start-up, written again until {@link #start()}: a failed start is not "up". */
+    private final long previousLastUp;
+    private volatile boolean up;
+    private ScheduledExecutorService executor;
+
+    private NodeHeartbeat(Path file, Clock wallClock, HybridLogicalClock clock, long previousLastUp) {
+        this.file = file;
+        this.wallClock = wallClock;
+        this.clock = clock;
+        this.previousLastUp = previousLastUp;
+    }
+
+    /**
+     * Reads the heartbeat of {@code dataDir} (none on a new node), checks how long the node was down, starts
+     * the clock above the stored high-water mark and writes a fresh heartbeat. Blocks (start-up only).
+     *
+     * @param gcGrace   {@code dht.tombstone.gc-grace}: the longest a node may have been down
+     * @param rebuild   {@code dht.rebuild}: the node starts empty and streams its data from its peers, so how
+     *                  long it was down does not matter
+     * @param wallClock the wall clock of the node's {@link HybridLogicalClock} (tests pass a controllable one)
+     * @throws InvalidSettingException naming {@code dht.rebuild} if the node was last up more than
+     *                                 {@code gcGrace} ago and {@code rebuild} is false; start-up then stops with
+     *                                 its message, which tells the operator to rebuild the node
+     * @throws UncheckedIOException    if the file cannot be read, parsed or written
+     */
+    public static NodeHeartbeat open(Path dataDir, Duration gcGrace, boolean rebuild, Clock wallClock) {
+        Path file = dataDir.resolve(FILE_NAME);
+        HybridLogicalClock clock = new HybridLogicalClock(wallClock);
+        long lastUp = wallClock.millis();
+        if (Files.exists(file)) {
+            long[] stored = read(file);
+            lastUp = stored[0];
+            long downMillis = wallClock.millis() - lastUp;
+            if (!rebuild && downMillis > gcGrace.toMillis()) {
+                throw new InvalidSettingException("dht.rebuild", "this node was last up at "
+                        + Instant.ofEpochMilli(lastUp) + ", " + Duration.ofMillis(downMillis).toSeconds()
+                        + " s ago, longer than dht.tombstone.gc-grace ("
+                        + gcGrace + "): its data may bring back values deleted meanwhile, whose tombstones the other"
+                        + " nodes have purged. Rebuild it: wipe its data directory " + dataDir.toAbsolutePath()
+                        + " and start it with --dht.rebuild=true");
+            }
+            clock.observe(stored[1]);
+        }
+        NodeHeartbeat heartbeat = new NodeHeartbeat(file, wallClock, clock, lastUp);
+        heartbeat.beat();
+        return heartbeat;
+    }
+
+    /** The node clock, started above the high-water mark of the previous run. */
+    public HybridLogicalClock clock() {
+        return clock;
+    }
+
+    /**
+     * Rewrites the file now: last up = the wall clock's now once {@link #start()} was called (before, the last-up
+     * time read at start-up, so a node that keeps failing to start does not count as up), high-water =
+     * {@link #MARGIN} beyond the latest of the clock's last timestamp and the wall clock. Blocks (fsync).
+     *
+     * @throws UncheckedIOException if the file cannot be written
+     */
+    public synchronized void beat() {
+        long now = wallClock.millis();
+        long highWater = Math.max(clock.latest(), HybridLogicalClock.timestampOf(now))
+                + HybridLogicalClock.timestampOf(MARGIN.toMillis());
+        long lastUp = up ? now : previousLastUp;
+        byte[] content = ("last-up-millis " + lastUp + "\nclock-high-water " + highWater + "\n")
+                .getBytes(StandardCharsets.US_ASCII);
+        Path temporary = file.resolveSibling(FILE_NAME + ".tmp");
+        try {
+            try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                channel.write(ByteBuffer.wrap(content));
+                channel.force(true);
+            }
+            Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Marks the node up (call it once the node serves) and rewrites the file now and then every {@link #PERIOD} on
+     * a thread of its own ({@code heartbeat}); a failed scheduled write is logged. Blocks for the first write.
+     */
+    public synchronized void start() {
+        if (executor != null) {
+            throw new IllegalStateException("already started");
+        }
+        up = true;
+        beat();
+        executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "heartbeat");
+            thread.setDaemon(true);
+            return thread;
+        });
+        executor.scheduleAtFixedRate(() -> {
+            try {
+                beat();
+            } catch (UncheckedIOException e) {
+                LOG.warn("heartbeat not written: {}", e.getMessage());
+            }
+        }, PERIOD.toMillis(), PERIOD.toMillis(), TimeUnit.MILLISECONDS);
+    }
+
+    /** Stops the schedule and writes a last heartbeat. Blocks; called on context close. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            if (executor != null) {
+                executor.shutdown();
+            }
+        }
+        beat();
+    }
+
+    /** {last-up-millis, clock-high-water} of the file. */
+    private static long[] read(Path file) {
+        try {
+            long[] values = new long[2];
+            String[] names = {"last-up-millis", "clock-high-water"};
+            int found = 0;
+            for (String line : Files.readAllLines(file, StandardCharsets.US_ASCII)) {
+                String[] parts = line.trim().split(" ");
+                for (int i = 0; i < names.length; i++) {
+                    if (parts.length == 2 && parts[0].equals(names[i])) {
+                        values[i] = Long.parseLong(parts[1]);
+                        found |= 1 << i;
+                    }
+                }
+            }
+            if (found != 3) {
+                throw new IOException("expected the lines last-up-millis and clock-high-water");
+            }
+            return values;
+        } catch (IOException | NumberFormatException e) {
+            throw new UncheckedIOException("cannot read heartbeat " + file + ": " + e.getMessage(),
+                    e instanceof IOException io ? io : new IOException(e));
+        }
+    }
+}

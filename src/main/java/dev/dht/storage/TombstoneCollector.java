@@ -1,0 +1,170 @@
+package dev.dht.storage;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.LockSupport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Tombstone garbage collection: a background pass over a snapshot of the store that deletes tombstones and
+ * expired values older than {@code dht.tombstone.gc-grace}, then compacts the range it purged so that LevelDB
+ * gives the disk space back.
+ *
+ * <p>Age: a tombstone's age is measured from its write's timestamp (the wall-clock milliseconds of its
+ * {@link HybridLogicalClock} timestamp), an expired value's from its expiry, both against the node clock's wall
+ * clock ({@link HybridLogicalClock#wallMillis()}). The grace is what makes purging safe (Cassandra's
+ * gc_grace_seconds): every replica that missed a delete must be repaired or sent its hint within the grace,
+ * or the value it still holds comes back once the others forgot the tombstone.
+ *
+ * <p>Each candidate is deleted with {@link RecordRepository#purge}, which re-reads the key under its stripe lock
+ * and keeps it if it changed since the snapshot, so a write racing with the pass is never removed.
+ *
+ * <p>Threading: passes run on one thread of their own ({@code tombstone-gc}), never on an event loop or a
+ * storage thread, throttled to {@code rate} purged records per second (sleeping between them; the scan of live
+ * records is not throttled, it only reads), so a large backlog of deletes does not take the disk from client
+ * requests. Meters: Counters {@code dht.tombstone.purged} (records)
+ * and {@code dht.tombstone.reclaimed.bytes} (key and record bytes of the purged records).
+ */
+public final class TombstoneCollector implements AutoCloseable {
+    private static final Logger LOG = LoggerFactory.getLogger(TombstoneCollector.class);
+    private static final byte[] FIRST_KEY = new byte[0];
+    /**
+     * How far behind its schedule a pass may fall and still purge without sleeping to make up for it: sleeps
+     * overshoot (by about a millisecond on a busy machine), and without this credit the overshoot of every sleep
+     * would add up, halving the rate at 1000/s.
+     */
+    private static final long MAX_CATCH_UP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
+
+    private final RecordRepository repository;
+    private final HybridLogicalClock clock;
+    private final long graceMillis;
+    private final long nanosPerRecord;
+    private final Counter purged;
+    private final Counter reclaimedBytes;
+    private ScheduledExecutorService executor;
+    private volatile boolean stopped;
+
+    /**
+     * @param grace purge tombstones and expired values older than this
+     * @param rate  most records purged per second (at least 1)
+     */
+    public TombstoneCollector(RecordRepository repository, HybridLogicalClock clock, Duration grace, int rate,
+                              MeterRegistry registry) {
+        if (rate < 1) {
+            throw new IllegalArgumentException("rate must be at least 1 record/s, was " + rate);
+        }
+        this.repository = repository;
+        this.clock = clock;
+        this.graceMillis = grace.toMillis();
+        this.nanosPerRecord = TimeUnit.SECONDS.toNanos(1) / rate;
+        this.purged = Counter.builder("dht.tombstone.purged")
+                .description("Tombstones and expired values purged after dht.tombstone.gc-grace").register(registry);
+        this.reclaimedBytes = Counter.builder("dht.tombstone.reclaimed.bytes").baseUnit("bytes")
+                .description("Key and record bytes of the purged records").register(registry);
+    }
+
+    /**
+     * Runs {@link #purge()} every {@code interval}, the first one {@code interval} after now, on the
+     * {@code tombstone-gc} thread. A failed pass is logged; the next one runs as planned.
+     */
+    public synchronized void start(Duration interval) {
+        if (executor != null) {
+            throw new IllegalStateException("already started");
+        }
+        executor = Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "tombstone-gc");
+            thread.setDaemon(true);
+            return thread;
+        });
+        long millis = interval.toMillis();
+        executor.scheduleWithFixedDelay(this::purgeLogged, millis, millis, TimeUnit.MILLISECONDS);
+    }
+
+    private void purgeLogged() {
+        try {
+            long count = purge();
+            if (count > 0) {
+                LOG.info("tombstone GC purged {} records", count);
+            }
+        } catch (RuntimeException e) {
+            if (repository.isOpen()) {
+                LOG.warn("tombstone GC pass failed: {}", e.toString());
+            }
+        }
+    }
+
+    /**
+     * One pass over the whole store: purges every tombstone and expired value older than the grace, then
+     * compacts from the first to the last purged key. Blocks for the whole pass (disk I/O, throttled); call it on
+     * a thread that may block, never on an event loop.
+     *
+     * @return records purged
+     */
+    public long purge() {
+        long horizon = clock.wallMillis() - graceMillis;
+        long count = 0;
+        byte[] first = null;
+        byte[] last = null;
+        long next = System.nanoTime();
+        try (RecordRepository.Cursor cursor = repository.range(FIRST_KEY, null)) {
+            while (!stopped && cursor.hasNext()) {
+                KeyedRecord entry = cursor.next();
+                if (!isPurgeable(entry.record(), horizon) || !repository.purge(entry.key(), entry.record())) {
+                    continue;
+                }
+                count++;
+                purged.increment();
+                reclaimedBytes.increment(entry.key().length + entry.record().encodedSize());
+                first = first == null ? entry.key() : first;
+                last = entry.key();
+                next += nanosPerRecord;
+                long wait = next - System.nanoTime();
+                if (wait > 0) {
+                    LockSupport.parkNanos(wait);
+                } else if (wait < -MAX_CATCH_UP_NANOS) {
+                    // behind by more than a short burst (a slow disk, a long scan of live keys): do not make it up
+                    next = System.nanoTime();
+                }
+            }
+        }
+        if (count > 0 && !stopped) {
+            repository.compact(first, last);
+        }
+        return count;
+    }
+
+    /**
+     * True if {@code record} is a tombstone written before {@code horizonMillis} or a value that expired before it
+     * (wall-clock ms since the epoch).
+     */
+    static boolean isPurgeable(Record record, long horizonMillis) {
+        if (record.isTombstone()) {
+            return HybridLogicalClock.millisOf(record.timestamp()) < horizonMillis;
+        }
+        return record.expiresAtMillis() != 0 && record.expiresAtMillis() < horizonMillis;
+    }
+
+    /**
+     * Stops the schedule and ends a pass under way at its next record (purged records stay purged; the range is
+     * compacted by the next pass or LevelDB itself). Blocks up to 10 s for that pass; called on context close,
+     * before the store closes. The thread is not interrupted: an interrupt would close the pure-Java engine's
+     * files (see {@link StorageScheduler}).
+     */
+    @Override
+    public synchronized void close() {
+        stopped = true;
+        if (executor != null) {
+            executor.shutdown();
+            try {
+                executor.awaitTermination(10, TimeUnit.SECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+}
