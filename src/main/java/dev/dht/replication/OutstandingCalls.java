@@ -1,0 +1,72 @@
+package dev.dht.replication;
+
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * The calls to one peer still waiting for an answer, and since when the peer has answered none of them: tells a
+ * stalled peer (one that takes calls but answers nothing, as a process frozen by SIGSTOP, a long GC pause or a
+ * saturated disk does) long before any of its calls fails at {@code dht.replica-timeout}. A peer is stalled
+ * while at least one call to it is outstanding and it has given no answer for longer than the stall threshold
+ * ({@code dht.speculative-retry-delay}); the time counts from its last answer, or from when a call went out to
+ * it while none was outstanding. Its first answer ends the stall.
+ *
+ * <p>After the pending-request signal of Finagle's failure accrual and load balancers ({@code FailureAccrualFactory},
+ * {@code Balancers.aperture}, which count outstanding requests per endpoint) and Cassandra's dynamic snitch
+ * ({@code DynamicEndpointSnitch}, which ranks replicas by recent latency so reads stop going first to a replica
+ * that has become slow). Unlike a latency average, which learns of a hung peer only from calls that finished,
+ * this sees it from the calls that have not.
+ *
+ * <p>Thread-safe and lock-free: one atomic counter and one volatile timestamp; a call costs two atomic updates
+ * and one {@link System#nanoTime} read (two when it is answered). Never blocks.
+ */
+final class OutstandingCalls {
+    private final long stallNanos;
+    private final LongSupplier nanoClock;
+    private final AtomicInteger outstanding = new AtomicInteger();
+    /** Nano time of the peer's last answer, or of the last call sent while none was outstanding. */
+    private volatile long progressNanos;
+
+    /** @param stallThreshold how long a peer with calls outstanding may answer nothing before it counts as stalled */
+    OutstandingCalls(Duration stallThreshold) {
+        this(stallThreshold, System::nanoTime);
+    }
+
+    /** @param nanoClock monotonic time in ns ({@link System#nanoTime} but in tests) */
+    OutstandingCalls(Duration stallThreshold, LongSupplier nanoClock) {
+        if (stallThreshold.isNegative() || stallThreshold.isZero()) {
+            throw new IllegalArgumentException("stall threshold must be positive, was " + stallThreshold);
+        }
+        this.stallNanos = stallThreshold.toNanos();
+        this.nanoClock = nanoClock;
+        this.progressNanos = nanoClock.getAsLong();
+    }
+
+    /** A call to the peer went out. */
+    void started() {
+        if (outstanding.getAndIncrement() == 0) {
+            progressNanos = nanoClock.getAsLong(); // nothing was outstanding: the stall clock starts now
+        }
+    }
+
+    /** The peer answered a call (any status): it is not stalled. Call before {@link #ended}. */
+    void answered() {
+        progressNanos = nanoClock.getAsLong();
+    }
+
+    /** A call ended: answered, failed (timeout, connection error) or cancelled. */
+    void ended() {
+        outstanding.decrementAndGet();
+    }
+
+    /** True while calls are outstanding and the peer has answered none for longer than the stall threshold. */
+    boolean stalled() {
+        return outstanding.get() > 0 && nanoClock.getAsLong() - progressNanos > stallNanos;
+    }
+
+    /** Calls sent and not yet ended. */
+    int outstanding() {
+        return outstanding.get();
+    }
+}
