@@ -215,9 +215,18 @@ public class DhtConfiguration {
                     : hintedHandoff.hinting(node, new RemoteReplica(node, replicaWebClient, properties.clusterSecret(),
                             health, callMetrics, properties.replicaTimeout(),
                             Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
-                            properties.rangeIdleTimeout())));
+                            properties.rangeIdleTimeout(), stallThreshold(properties))));
         }
         return new Replicas(replicas);
+    }
+
+    /**
+     * How long a peer may answer none of the calls outstanding to it before reads ask it last: the speculative
+     * retry delay, or (with speculation off) the replica timeout.
+     */
+    private static Duration stallThreshold(DhtProperties properties) {
+        Duration delay = properties.speculativeRetryDelay();
+        return delay.isZero() ? properties.replicaTimeout() : delay;
     }
 
     @Bean

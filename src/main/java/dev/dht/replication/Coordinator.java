@@ -81,7 +81,8 @@ public final class Coordinator {
      * newest timestamp read, so a write this node coordinates after the read orders after what was read.
      *
      * <p>Only {@code ack} of the {@code from} replicas are asked at first, this node before peers and peers that
-     * answered their last call before those that failed it ({@link Replica#readRank}); another is asked when
+     * answered their last call before those that failed it or leave their calls unanswered past the speculative
+     * retry delay ({@link Replica#readRank}); another is asked when
      * one fails, and all the rest once {@code dht.speculative-retry-delay} passes
      * ({@link QuorumCollector#firstAcksSpeculating}), the latter for at most about 10 % of the reads
      * ({@link RetryBudget}), so that an overloaded cluster does not add reads. Counter

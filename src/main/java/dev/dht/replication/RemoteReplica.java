@@ -17,6 +17,7 @@ import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.client.ClientResponse;
 import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
 import org.springframework.web.util.UriUtils;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -43,6 +44,8 @@ public final class RemoteReplica implements Replica {
     private final URI batchUri;
     private final WriteCoalescer writes;
     private final DistributionSummary batchSizes;
+    /** Point calls (reads, writes) awaiting the peer's answer, for {@link #readRank}. */
+    private final OutstandingCalls outstanding;
 
     /**
      * @param timeout        {@code dht.replica-timeout}: how long a range stream may take to its first record
@@ -50,9 +53,11 @@ public final class RemoteReplica implements Replica {
      *                       further writes wait and coalesce into batches ({@link WriteCoalescer})
      * @param rangeIdleTimeout {@code dht.range-idle-timeout}: how long a range stream may send nothing while its
      *                       data is wanted
+     * @param stallThreshold how long the peer may answer none of the point calls outstanding to it before reads
+     *                       ask it last ({@link #readRank}); positive ({@code dht.speculative-retry-delay})
      */
     public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics,
-                         Duration timeout, int writesInFlight, Duration rangeIdleTimeout) {
+                         Duration timeout, int writesInFlight, Duration rangeIdleTimeout, Duration stallThreshold) {
         this.node = node;
         this.metrics = metrics;
         this.client = client;
@@ -64,6 +69,7 @@ public final class RemoteReplica implements Replica {
         this.batchUri = URI.create(node.url() + InternalProtocol.RECORDS_PATH);
         this.writes = new WriteCoalescer(node.name(), writesInFlight, this::send);
         this.batchSizes = metrics.batchSize(node);
+        this.outstanding = new OutstandingCalls(stallThreshold);
     }
 
     @Override
@@ -164,14 +170,20 @@ public final class RemoteReplica implements Replica {
 
     /**
      * A point call's outcome: a full pool becomes overload (a {@link RejectedExecutionException}, as a peer's 503
-     * does), and {@link PeerHealth} learns whether the peer answered.
+     * does), {@link PeerHealth} learns whether the peer answered, and {@link OutstandingCalls} counts the call
+     * while it waits and notes any answer (an error status too).
      */
     private <T> Mono<T> tracked(Mono<T> call) {
         return call
                 .onErrorMap(RemoteReplica::noConnectionFree, error -> new RejectedExecutionException(
                         "no free connection to " + node + " and too many calls waiting", error))
-                .doOnSuccess(ignored -> health.succeeded(node))
-                .doOnError(this::recordFailure);
+                .doOnSuccess(ignored -> {
+                    outstanding.answered();
+                    health.succeeded(node);
+                })
+                .doOnError(this::recordFailure)
+                .doOnSubscribe(ignored -> outstanding.started())
+                .doFinally(ignored -> outstanding.ended());
     }
 
     private static boolean isOverloaded(ClientResponse response) {
@@ -196,8 +208,14 @@ public final class RemoteReplica implements Replica {
         return false;
     }
 
-    /** A peer that answered 503 is up; a full local pool says nothing about the peer; anything else is down. */
+    /**
+     * A peer that answered 503 is up; a full local pool says nothing about the peer; anything else is down. An
+     * error status still is an answer ({@link OutstandingCalls#answered}).
+     */
     private void recordFailure(Throwable error) {
+        if (error instanceof PeerOverloadedException || error instanceof WebClientResponseException) {
+            outstanding.answered();
+        }
         if (error instanceof PeerOverloadedException) {
             health.succeeded(node);
         } else if (!(error instanceof RejectedExecutionException)) {
@@ -225,9 +243,18 @@ public final class RemoteReplica implements Replica {
         return URI.create(recordUri + UriUtils.encode(id, StandardCharsets.UTF_8));
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>{@link #PEER_DOWN} also while the peer is stalled ({@link OutstandingCalls#stalled}): calls to it are
+     * outstanding and it has answered none for longer than {@code dht.speculative-retry-delay}. A frozen peer
+     * (SIGSTOP, a long pause) fails no call before {@code dht.replica-timeout}, so until then {@link PeerHealth}
+     * still sees it up; without this, reads would keep asking it first and, once the speculative retry budget
+     * ({@link RetryBudget}) is spent, wait out the timeout (504). Its next answer ranks it up again.
+     */
     @Override
     public int readRank() {
-        return health.isUp(node) ? PEER_UP : PEER_DOWN;
+        return health.isUp(node) && !outstanding.stalled() ? PEER_UP : PEER_DOWN;
     }
 
     /** The peer this replica talks to. */

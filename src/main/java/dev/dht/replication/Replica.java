@@ -32,15 +32,18 @@ public interface Replica {
     /**
      * How early a read that needs only some replicas asks this one, lowest first: {@link #IN_PROCESS},
      * {@link #PEER_UP} or {@link #PEER_DOWN}. A minimal snitch (after Cassandra's, which ranks replicas by
-     * proximity and recent latency): it uses only where the replica is and whether its last call succeeded.
-     * Non-blocking.
+     * proximity and recent latency): it uses only where the replica is, whether its last call succeeded and
+     * whether it is answering the calls outstanding to it ({@link OutstandingCalls}). Non-blocking.
      */
     int readRank();
 
     /** {@link #readRank} of this node's own store: no network hop. */
     int IN_PROCESS = 0;
-    /** {@link #readRank} of a peer whose last call succeeded. */
+    /** {@link #readRank} of a peer whose last call succeeded and that is answering. */
     int PEER_UP = 1;
-    /** {@link #readRank} of a peer whose last call failed: asked last, so reads do not wait for it to time out. */
+    /**
+     * {@link #readRank} of a peer whose last call failed, or that has left its outstanding calls unanswered for
+     * longer than the speculative retry delay: asked last, so reads do not wait for it to time out.
+     */
     int PEER_DOWN = 2;
 }
