@@ -92,9 +92,11 @@ class FaultsIT {
     /**
      * A frozen node (SIGSTOP for 10 s, then SIGCONT): once the coordinators saw its calls time out (its first
      * 3 s: the 1-s replica timeout and the reads already waiting on it), clients of the other two nodes all
-     * succeed at 2/3, and all do again after SIGCONT. The requests of the first 3 s are only reported: a read
-     * that asked the frozen node first and finds no speculative retry left in the budget waits for the timeout
-     * (504). p50 and p99 before, during and after are printed.
+     * succeed at 2/3, and all do again after SIGCONT. The requests of the first 3 s are only reported: reads ask
+     * a peer whose calls stay unanswered past the speculative retry delay last (OutstandingCalls), so they
+     * succeed too on a machine with CPU to spare, but on a starved one the healthy peer may look stalled as well,
+     * and a read that asked the frozen node first with no speculative retry left in the budget waits for the
+     * timeout (504). p50 and p99 before, during and after are printed.
      */
     @Test
     void aFrozenNodeDoesNotStopQuorumRequests() throws Exception {
