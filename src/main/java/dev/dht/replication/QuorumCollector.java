@@ -102,8 +102,8 @@ public final class QuorumCollector {
     /**
      * The merge of the replica calls, taking the first {@code ack} successes, written as one {@link Mono#create}
      * instead of {@code Flux.merge(...).handle(...).next().timeout(...)}: its cancel and discard paths walked
-     * the whole subscriber context on every request, and replacing it cut the CPU per single-node PUT and GET
-     * by about 15 % (wrk, 32 connections, six 15-s runs of each version, medians 74 -> 63 us and 63 -> 52 us).
+     * the whole subscriber context on every request, a cost the single-node PUT and GET paths felt (commit
+     * b63d986 holds the measurement).
      * The timeout is one task on {@link Schedulers#parallel()}, disposed when the result is decided or the
      * caller cancels, and so is the speculative retry task; callbacks may come from any thread (storage threads,
      * event loops). Both are scheduled after the calls started, and not at all when these already decided the
