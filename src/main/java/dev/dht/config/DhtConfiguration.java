@@ -55,12 +55,13 @@ public class DhtConfiguration {
     /**
      * The heartbeat file of {@code dht.data-dir}: refuses to start a node down longer than the tombstone GC grace,
      * and persists the clock's high-water mark (see {@link NodeHeartbeat}). The node counts as up from when it is
-     * ready to serve.
+     * ready to serve. The node's wall clock is the system UTC clock; a test may register a {@link Clock} bean
+     * instead (InProcessCluster does, to skew one node's clock); it is no setting.
      */
     @Bean(destroyMethod = "close")
-    NodeHeartbeat nodeHeartbeat(DhtProperties properties) {
+    NodeHeartbeat nodeHeartbeat(DhtProperties properties, ObjectProvider<Clock> wallClock) {
         return NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(), properties.rebuild(),
-                Clock.systemUTC());
+                wallClock.getIfAvailable(Clock::systemUTC));
     }
 
     @Bean
