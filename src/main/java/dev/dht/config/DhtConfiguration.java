@@ -15,6 +15,7 @@ import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
+import dev.dht.storage.FreeSpaceReserveRepository;
 import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
@@ -90,7 +91,9 @@ public class DhtConfiguration {
     @Bean
     LocalStore localStore(DhtProperties properties, HybridLogicalClock clock, MeterRegistry registry) {
         DhtProperties.Storage settings = properties.storage();
-        RecordRepository repository = LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync());
+        RecordRepository repository = new FreeSpaceReserveRepository(
+                LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync()),
+                properties.dataDir(), settings.minFreeSpace().toBytes());
         if (settings.rowCacheSize().toBytes() > 0) {
             RowCachedRecordRepository cached = new RowCachedRecordRepository(repository, settings.rowCacheSize().toBytes());
             CaffeineCacheMetrics.monitor(registry, cached.rows(), "dht.row.cache");
