@@ -32,7 +32,7 @@ class FreeSpaceReserveRepositoryTest {
         leveldb = LevelDbRecordRepository.open(dir, StorageEngine.JNI, false);
         Record stored = Record.value(1, bytes("stored before"));
         leveldb.upsert(bytes("k"), stored);
-        FreeSpaceReserveRepository full = new FreeSpaceReserveRepository(leveldb, dir, Long.MAX_VALUE);
+        FreeSpaceReserveRepository full = new FreeSpaceReserveRepository(leveldb, FreeSpaceReserve.of(dir, Long.MAX_VALUE));
 
         assertThatThrownBy(() -> full.upsert(bytes("k"), Record.value(2, bytes("refused"))))
                 .isInstanceOf(StorageFullException.class).hasMessageContaining("dht.storage.min-free-space");
@@ -47,7 +47,7 @@ class FreeSpaceReserveRepositoryTest {
     @Test
     void aReserveOfZeroLetsWritesThrough() {
         leveldb = LevelDbRecordRepository.open(dir, StorageEngine.JNI, false);
-        FreeSpaceReserveRepository unchecked = new FreeSpaceReserveRepository(leveldb, dir, 0);
+        FreeSpaceReserveRepository unchecked = new FreeSpaceReserveRepository(leveldb, FreeSpaceReserve.of(dir, 0));
 
         assertThat(unchecked.upsert(bytes("k"), Record.value(1, bytes("v")))).isTrue();
         assertThat(unchecked.get(bytes("k"))).isEqualTo(Record.value(1, bytes("v")));
