@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import dev.dht.replication.QuorumNotReachedException;
 import dev.dht.replication.RangeUnavailableException;
+import dev.dht.storage.StorageFullException;
 import io.netty.handler.timeout.ReadTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.RejectedExecutionException;
@@ -31,7 +32,8 @@ import reactor.netty.channel.AbortedException;
  *   <li>{@link ReadTimeoutException} (a client stopped sending its body for {@code server.netty.idle-timeout};
  *       Reactor Netty closes the connection, so the answer rarely gets out): 408, not logged</li>
  *   <li>{@link RejectedExecutionException} (storage queue full), also a {@link QuorumNotReachedException} whose
- *       failed replicas all refused for that reason: 503 with {@code Retry-After: 1}</li>
+ *       failed replicas all refused for that reason: 503 with {@code Retry-After: 1}; so is a
+ *       {@link StorageFullException} (a write below {@code dht.storage.min-free-space}), whose message says so</li>
  *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
@@ -64,7 +66,8 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
             message = failure.getMessage();
         } else if (isOverload(failure)) {
             status = HttpStatus.SERVICE_UNAVAILABLE;
-            message = "overloaded, retry later";
+            String storageFull = storageFullMessage(failure);
+            message = storageFull != null ? storageFull : "overloaded, retry later";
             response.getHeaders().set(HttpHeaders.RETRY_AFTER, "1");
         } else if (failure instanceof QuorumNotReachedException || failure instanceof RangeUnavailableException) {
             status = HttpStatus.GATEWAY_TIMEOUT;
@@ -98,6 +101,15 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
             }
         }
         return false;
+    }
+
+    private static String storageFullMessage(Throwable failure) {
+        for (Throwable t = failure; t != null; t = t.getCause()) {
+            if (t instanceof StorageFullException) {
+                return t.getMessage();
+            }
+        }
+        return null;
     }
 
     private static String oneLine(String message) {

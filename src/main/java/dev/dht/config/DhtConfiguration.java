@@ -15,6 +15,8 @@ import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
+import dev.dht.storage.FreeSpaceReserve;
+import dev.dht.storage.FreeSpaceReserveRepository;
 import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
@@ -55,12 +57,13 @@ public class DhtConfiguration {
     /**
      * The heartbeat file of {@code dht.data-dir}: refuses to start a node down longer than the tombstone GC grace,
      * and persists the clock's high-water mark (see {@link NodeHeartbeat}). The node counts as up from when it is
-     * ready to serve.
+     * ready to serve. The node's wall clock is the system UTC clock; a test may register a {@link Clock} bean
+     * instead (InProcessCluster does, to skew one node's clock); it is no setting.
      */
     @Bean(destroyMethod = "close")
-    NodeHeartbeat nodeHeartbeat(DhtProperties properties) {
+    NodeHeartbeat nodeHeartbeat(DhtProperties properties, ObjectProvider<Clock> wallClock) {
         return NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(), properties.rebuild(),
-                Clock.systemUTC());
+                wallClock.getIfAvailable(Clock::systemUTC));
     }
 
     @Bean
@@ -87,9 +90,11 @@ public class DhtConfiguration {
 
     /** This node's store; closed on shutdown after in-flight requests finished (storage queue first, then LevelDB). */
     @Bean
-    LocalStore localStore(DhtProperties properties, HybridLogicalClock clock, MeterRegistry registry) {
+    LocalStore localStore(DhtProperties properties, HybridLogicalClock clock, FreeSpaceReserve reserve,
+                          MeterRegistry registry) {
         DhtProperties.Storage settings = properties.storage();
-        RecordRepository repository = LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync());
+        RecordRepository repository = new FreeSpaceReserveRepository(
+                LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync()), reserve);
         if (settings.rowCacheSize().toBytes() > 0) {
             RowCachedRecordRepository cached = new RowCachedRecordRepository(repository, settings.rowCacheSize().toBytes());
             CaffeineCacheMetrics.monitor(registry, cached.rows(), "dht.row.cache");
@@ -100,6 +105,12 @@ public class DhtConfiguration {
         LocalStore store = new LocalStore(repository, scheduler, clock, metrics);
         metrics.bind(store, registry);
         return store;
+    }
+
+    /** {@code dht.storage.min-free-space} on the data dir: records and hints are written only while it is kept. */
+    @Bean
+    FreeSpaceReserve freeSpaceReserve(DhtProperties properties) {
+        return FreeSpaceReserve.of(properties.dataDir(), properties.storage().minFreeSpace().toBytes());
     }
 
     @Bean
@@ -191,10 +202,11 @@ public class DhtConfiguration {
      * already offered are stored).
      */
     @Bean
-    HintedHandoff hintedHandoff(DhtProperties properties, PeerHealth health, MeterRegistry registry) {
+    HintedHandoff hintedHandoff(DhtProperties properties, PeerHealth health, FreeSpaceReserve reserve,
+                                MeterRegistry registry) {
         DhtProperties.Hints hints = properties.hints();
         HintStore store = HintStore.open(properties.dataDir().resolve("hints"), properties.storage().engine(),
-                properties.storage().sync());
+                properties.storage().sync(), reserve);
         return new HintedHandoff(store, health, hints.enabled(), hints.window(), hints.maxSize().toBytes(),
                 hints.replayRate(), registry);
     }

@@ -178,13 +178,17 @@ public record DhtProperties(
      * @param queueCapacity storage tasks that may wait; beyond it requests get 503. Default 1024
      * @param rowCacheSize  memory for the row cache of recently read records, kept current by writes (bytes,
      *                      suffixes KB, MB, GB); 0 turns it off. Default 32MB
+     * @param minFreeSpace  usable space the data dir's file system must keep (bytes, suffixes KB, MB, GB): below
+     *                      it writes get 503 and nothing is written, until space is freed (leveldbjni would die of
+     *                      SIGBUS on a full disk); 0 turns the check off. Default 64MB
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,
             @DefaultValue("false") boolean sync,
             @DefaultValue("4") int threads,
             @DefaultValue("1024") int queueCapacity,
-            @DefaultValue("32MB") DataSize rowCacheSize) {
+            @DefaultValue("32MB") DataSize rowCacheSize,
+            @DefaultValue("64MB") DataSize minFreeSpace) {
 
         /** Validates the storage settings. */
         public Storage {
@@ -196,6 +200,9 @@ public record DhtProperties(
             }
             if (rowCacheSize.isNegative()) {
                 throw new InvalidSettingException("dht.storage.row-cache-size", "must not be negative, was " + rowCacheSize);
+            }
+            if (minFreeSpace.isNegative()) {
+                throw new InvalidSettingException("dht.storage.min-free-space", "must not be negative, was " + minFreeSpace);
             }
         }
     }

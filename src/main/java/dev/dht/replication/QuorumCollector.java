@@ -203,6 +203,7 @@ public final class QuorumCollector {
         private int started;
         private int failures;
         private int overloaded;
+        private Throwable firstRefusal;
         private boolean decided;
         /** Index of the call to this node's own store, -1 if none. */
         private final int local;
@@ -301,6 +302,7 @@ public final class QuorumCollector {
                 failures++;
                 if (isOverload(error)) {
                     overloaded++;
+                    firstRefusal = firstRefusal == null ? error : firstRefusal;
                 }
                 if (index == local) {
                     localPending = false;
@@ -344,7 +346,8 @@ public final class QuorumCollector {
         }
 
         private QuorumNotReachedException exception(boolean timedOut) {
-            return new QuorumNotReachedException(operation, ack, successes.size(), failures, overloaded, from, timedOut);
+            return new QuorumNotReachedException(operation, ack, successes.size(), failures, overloaded, from, timedOut,
+                    firstRefusal);
         }
 
         /** A replica whose storage queue was full (its LocalStore call was rejected). */

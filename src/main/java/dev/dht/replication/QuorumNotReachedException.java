@@ -16,11 +16,20 @@ public final class QuorumNotReachedException extends RuntimeException {
     /** @param overloaded how many of the {@code failed} replicas refused because their storage queue was full */
     public QuorumNotReachedException(String operation, int required, int succeeded, int failed, int overloaded,
                                      int asked, boolean timedOut) {
+        this(operation, required, succeeded, failed, overloaded, asked, timedOut, null);
+    }
+
+    /**
+     * Like the other constructor, with the first refusal as the cause (a local store's
+     * {@link dev.dht.storage.StorageFullException} then gives the answer its message), or null.
+     */
+    public QuorumNotReachedException(String operation, int required, int succeeded, int failed, int overloaded,
+                                     int asked, boolean timedOut, Throwable firstRefusal) {
         super(operation + ": " + required + " acks required, but only " + succeeded + " of " + asked
                 + " replicas succeeded (" + failed + " failed"
                 + (overloaded > 0 ? ", " + overloaded + " of them overloaded" : "")
                 + (timedOut ? ", the rest timed out)" : ")"),
-                null, false, false);
+                firstRefusal, false, false);
         this.required = required;
         this.succeeded = succeeded;
         this.failed = failed;

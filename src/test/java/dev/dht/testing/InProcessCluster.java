@@ -8,9 +8,11 @@ import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
@@ -19,7 +21,8 @@ import org.springframework.context.ConfigurableApplicationContext;
  * N real nodes in this JVM, each its own Spring context with its own port, data dir, Netty resources and
  * LevelDB, talking to each other over HTTP on loopback (after Cassandra's in-JVM dtests). A node can be
  * stopped keeping its data and started again on the same port and dir. Each node's replica client carries a
- * {@link ReplicaFaults} filter and its server a {@link ServerFaults} filter for fault injection.
+ * {@link ReplicaFaults} filter and its server a {@link ServerFaults} filter for fault injection, and a node may
+ * run on its own wall clock (a {@link Clock} bean, which the node's hybrid logical clock then reads).
  */
 public final class InProcessCluster implements AutoCloseable {
     /** Cluster secret used by all test nodes. */
@@ -31,10 +34,12 @@ public final class InProcessCluster implements AutoCloseable {
     private final List<ServerFaults> serverFaults = new ArrayList<>();
     private final ConfigurableApplicationContext[] nodes;
     private final Map<String, String> extraSettings;
+    private final IntFunction<Clock> wallClocks;
 
-    private InProcessCluster(int size, Path root, Map<String, String> extraSettings) {
+    private InProcessCluster(int size, Path root, Map<String, String> extraSettings, IntFunction<Clock> wallClocks) {
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraSettings = extraSettings;
+        this.wallClocks = wallClocks;
         List<Integer> ports;
         try {
             ports = NodeProcess.freePorts(size);
@@ -51,7 +56,17 @@ public final class InProcessCluster implements AutoCloseable {
 
     /** Starts {@code size} nodes with data dirs under {@code root}; {@code extraSettings} apply to every node. */
     public static InProcessCluster start(int size, Path root, Map<String, String> extraSettings) {
-        InProcessCluster cluster = new InProcessCluster(size, root, extraSettings);
+        return start(size, root, extraSettings, node -> null);
+    }
+
+    /**
+     * Starts {@code size} nodes with data dirs under {@code root}; {@code extraSettings} apply to every node, and
+     * node {@code i} runs on wall clock {@code wallClocks.apply(i)} (null: the system UTC clock), also when
+     * started again.
+     */
+    public static InProcessCluster start(int size, Path root, Map<String, String> extraSettings,
+                                         IntFunction<Clock> wallClocks) {
+        InProcessCluster cluster = new InProcessCluster(size, root, extraSettings, wallClocks);
         for (int i = 0; i < size; i++) {
             cluster.start(i);
         }
@@ -84,10 +99,14 @@ public final class InProcessCluster implements AutoCloseable {
         nodeSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
         ReplicaFaults nodeFaults = faults.get(i);
         ServerFaults nodeServerFaults = serverFaults.get(i);
+        Clock wallClock = wallClocks.apply(i);
         nodes[i] = new SpringApplicationBuilder(DhtApplication.class)
                 .initializers(context -> {
                     context.getBeanFactory().registerSingleton("replicaFaults", nodeFaults);
                     context.getBeanFactory().registerSingleton("serverFaults", nodeServerFaults);
+                    if (wallClock != null) {
+                        context.getBeanFactory().registerSingleton("nodeWallClock", wallClock);
+                    }
                 })
                 .run(args.toArray(String[]::new));
     }

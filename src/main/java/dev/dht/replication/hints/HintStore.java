@@ -1,5 +1,6 @@
 package dev.dht.replication.hints;
 
+import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.Record;
 import dev.dht.storage.StorageEngine;
 import java.io.Closeable;
@@ -50,10 +51,12 @@ public final class HintStore implements Closeable {
     private final Map<String, LongAdder> pending = new ConcurrentHashMap<>();
     private final LongAdder sizeBytes = new LongAdder();
     private final AtomicLong lastSequence = new AtomicLong();
+    private final FreeSpaceReserve reserve;
 
-    private HintStore(DB db, boolean sync) {
+    private HintStore(DB db, boolean sync, FreeSpaceReserve reserve) {
         this.db = db;
         this.writeOptions = new WriteOptions().sync(sync);
+        this.reserve = reserve;
     }
 
     /**
@@ -64,6 +67,14 @@ public final class HintStore implements Closeable {
      * @throws UncheckedIOException if the directory cannot be created or LevelDB cannot open it
      */
     public static HintStore open(Path directory, StorageEngine engine, boolean sync) {
+        return open(directory, engine, sync, FreeSpaceReserve.NONE);
+    }
+
+    /**
+     * Like {@link #open(Path, StorageEngine, boolean)}; {@link #add} and {@link #remove} then write only while
+     * {@code reserve} is kept, and throw {@link dev.dht.storage.StorageFullException} (nothing written) below it.
+     */
+    public static HintStore open(Path directory, StorageEngine engine, boolean sync, FreeSpaceReserve reserve) {
         DB db;
         try {
             Files.createDirectories(directory);
@@ -71,7 +82,7 @@ public final class HintStore implements Closeable {
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the hint store in " + directory + ": " + e.getMessage(), e);
         }
-        HintStore store = new HintStore(db, sync);
+        HintStore store = new HintStore(db, sync, reserve);
         try (DBIterator iterator = db.iterator()) {
             for (iterator.seekToFirst(); iterator.hasNext(); ) {
                 Map.Entry<byte[], byte[]> entry = iterator.next();
@@ -86,6 +97,7 @@ public final class HintStore implements Closeable {
 
     /** Stores a hint of {@code record} under {@code key} for {@code peer}; returns the bytes it takes. Blocking. */
     public long add(String peer, byte[] key, Record record) {
+        reserve.require();
         long sequence = lastSequence.accumulateAndGet(System.currentTimeMillis() << SEQUENCE_TIME_SHIFT,
                 (last, now) -> Math.max(last + 1, now));
         byte[] hintKey = hintKey(peer, sequence);
@@ -132,6 +144,7 @@ public final class HintStore implements Closeable {
         if (hints.isEmpty()) {
             return;
         }
+        reserve.require();
         long bytes = 0;
         try (WriteBatch batch = db.createWriteBatch()) {
             for (Hint hint : hints) {

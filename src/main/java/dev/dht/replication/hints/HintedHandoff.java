@@ -4,6 +4,7 @@ import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.replication.Replica;
 import dev.dht.storage.Record;
+import dev.dht.storage.StorageFullException;
 import dev.dht.storage.StorageScheduler;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -68,7 +69,7 @@ public final class HintedHandoff implements AutoCloseable {
         this.registry = registry;
         this.stored = Counter.builder("dht.hints.stored").description("replica writes kept as hints")
                 .register(registry);
-        for (String reason : new String[] {"window", "full", "overloaded", "error"}) {
+        for (String reason : new String[] {"window", "full", "disk", "overloaded", "error"}) {
             droppedCounter(reason);
         }
         Gauge.builder("dht.hints.size", store, HintStore::sizeBytes).baseUnit("bytes")
@@ -90,8 +91,8 @@ public final class HintedHandoff implements AutoCloseable {
 
     /**
      * Keeps a hint of {@code record} under {@code key} for {@code peer}, whose replica write failed; or drops it
-     * (counted) if hints are off, the peer has been down longer than the window, the store is full or the hints
-     * thread is behind. Non-blocking; never throws.
+     * (counted) if hints are off, the peer has been down longer than the window, the store is full, the disk is
+     * below {@code dht.storage.min-free-space} or the hints thread is behind. Non-blocking; never throws.
      */
     void offer(Node peer, byte[] key, Record record) {
         if (!enabled || closing) {
@@ -117,6 +118,8 @@ public final class HintedHandoff implements AutoCloseable {
         try {
             store.add(peer.name(), key, record);
             stored.increment();
+        } catch (StorageFullException e) {
+            droppedCounter("disk").increment();
         } catch (RuntimeException e) {
             droppedCounter("error").increment();
             log.warn("could not store a hint for {}: {}", peer, e.toString());

@@ -1,9 +1,12 @@
 package dev.dht.replication.hints;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.Record;
 import dev.dht.storage.StorageEngine;
+import dev.dht.storage.StorageFullException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -50,6 +53,21 @@ class HintStoreTest {
             store.add(PEER, bytes("k5"), Record.value(105, bytes("v5")));
             assertThat(keys(store.oldest(PEER, 10))).containsExactly("k2", "k3", "k4", "k5");
             assertThat(store.oldest("localhost:1", 10)).isEmpty();
+        }
+    }
+
+    @Test
+    void belowTheFreeSpaceReserveHintsAreNeitherAddedNorRemoved() throws IOException {
+        try (HintStore store = HintStore.open(dir, StorageEngine.JAVA, false)) {
+            store.add(PEER, bytes("k0"), Record.value(100, bytes("v0")));
+        }
+        try (HintStore store = HintStore.open(dir, StorageEngine.JAVA, false, FreeSpaceReserve.of(dir, Long.MAX_VALUE))) {
+            assertThatThrownBy(() -> store.add(PEER, bytes("k1"), Record.value(101, bytes("v1"))))
+                    .isInstanceOf(StorageFullException.class);
+            List<Hint> hints = store.oldest(PEER, 10);
+            assertThatThrownBy(() -> store.remove(hints)).isInstanceOf(StorageFullException.class);
+            assertThat(keys(store.oldest(PEER, 10))).containsExactly("k0");
+            assertThat(store.pending(PEER)).isEqualTo(1);
         }
     }
 

@@ -1,0 +1,73 @@
+package dev.dht.storage;
+
+import java.io.IOException;
+
+/**
+ * A {@link RecordRepository} that refuses writes ({@link StorageFullException}, answered 503) while the data dir's
+ * file system has less usable space than its {@link FreeSpaceReserve} (why: see there), and lets them through again
+ * as soon as space is freed. Purges are writes too and are refused the same way; a {@link #compact} below the
+ * reserve is skipped (it needs room for its output). Reads are unaffected. Blocking as the delegate is (plus one
+ * {@code statvfs} per write); thread-safe as the delegate is.
+ */
+public final class FreeSpaceReserveRepository implements RecordRepository {
+    private final RecordRepository delegate;
+    private final FreeSpaceReserve reserve;
+
+    /** {@code delegate} behind {@code reserve}. */
+    public FreeSpaceReserveRepository(RecordRepository delegate, FreeSpaceReserve reserve) {
+        this.delegate = delegate;
+        this.reserve = reserve;
+    }
+
+    @Override
+    public Record get(byte[] key) {
+        return delegate.get(key);
+    }
+
+    @Override
+    public Record cached(byte[] key) {
+        return delegate.cached(key);
+    }
+
+    /** {@inheritDoc} @throws StorageFullException below the reserve (nothing written) */
+    @Override
+    public boolean upsert(byte[] key, Record record) {
+        reserve.require();
+        return delegate.upsert(key, record);
+    }
+
+    /** {@inheritDoc} @throws StorageFullException below the reserve (nothing purged) */
+    @Override
+    public boolean purge(byte[] key, Record expected) {
+        reserve.require();
+        return delegate.purge(key, expected);
+    }
+
+    /** {@inheritDoc} Skipped below the reserve. */
+    @Override
+    public void compact(byte[] start, byte[] end) {
+        if (reserve.isKept()) {
+            delegate.compact(start, end);
+        }
+    }
+
+    @Override
+    public Cursor range(byte[] start, byte[] end) {
+        return delegate.range(start, end);
+    }
+
+    @Override
+    public long sizeOnDiskBytes() {
+        return delegate.sizeOnDiskBytes();
+    }
+
+    @Override
+    public boolean isOpen() {
+        return delegate.isOpen();
+    }
+
+    @Override
+    public void close() throws IOException {
+        delegate.close();
+    }
+}
