@@ -27,15 +27,18 @@ import org.slf4j.LoggerFactory;
  *       tombstones the other nodes have purged meanwhile; started on such data it would spread them again.
  *       {@link #open} refuses to start it (unless {@code dht.rebuild} is set) and tells the operator to rebuild
  *       it (Cassandra's rule: never bring back a node down longer than gc_grace_seconds).</li>
- *   <li>A clock that survives restarts: the file holds a timestamp {@link #MARGIN} ahead of the latest one the
- *       clock handed out, rewritten every {@link #PERIOD}, long before the clock reaches it. A restarted node
- *       starts its clock above it, so even with its wall clock set back it never stamps a write lower than one
- *       it acknowledged before. This holds as long as the heartbeat thread is not held up for longer than the
- *       margin and the clock does not observe a peer's timestamp more than the margin ahead of it.</li>
+ *   <li>A clock that survives restarts: the file holds the clock's latest timestamp and a high-water mark
+ *       {@link #MARGIN} ahead of it, rewritten every {@link #PERIOD}, long before the clock reaches the mark. A
+ *       restarted node never stamps a write lower than one it acknowledged before, even with its wall clock set
+ *       back, and starts no further ahead than it must ({@link #restartTimestamp}): starting every restart above
+ *       the mark would put a quickly restarted node's timestamps up to the margin ahead of its peers', and its
+ *       writes would then beat later writes coordinated elsewhere (last-write-wins) for that long.</li>
  * </ul>
  *
- * <p>File format: two text lines, {@code last-up-millis N} (wall-clock ms since the epoch) and
- * {@code clock-high-water T} (an HLC timestamp). Written atomically: a temporary file is written and fsync'ed,
+ * <p>File format: text lines {@code last-up-millis N} (wall-clock ms since the epoch), {@code clock-high-water T}
+ * (an HLC timestamp), and since the restart rule above also {@code clock-latest T}, {@code beat-millis N} (wall-clock
+ * ms of the write) and {@code clean-shutdown 0|1}; a file with only the first two (an older node) restarts above
+ * the high-water mark. Written atomically: a temporary file is written and fsync'ed,
  * then renamed over the old one, so a crash leaves the old or the new file, never a torn one.
  *
  * <p>Threading: {@link #open}, {@link #beat} and {@link #close} block on disk I/O (start-up, the
@@ -56,6 +59,8 @@ public final class NodeHeartbeat implements AutoCloseable {
     /** The last-up time read at start-up, written again until {@link #start()}: a failed start is not "up". */
     private final long previousLastUp;
     private volatile boolean up;
+    /** Set by {@link #close()}: the last write says the clock stamps nothing more; later scheduled beats do nothing. */
+    private boolean closed;
     private ScheduledExecutorService executor;
 
     private NodeHeartbeat(Path file, Clock wallClock, HybridLogicalClock clock, long previousLastUp) {
@@ -83,8 +88,8 @@ public final class NodeHeartbeat implements AutoCloseable {
         HybridLogicalClock clock = new HybridLogicalClock(wallClock);
         long lastUp = wallClock.millis();
         if (Files.exists(file)) {
-            long[] stored = read(file);
-            lastUp = stored[0];
+            Stored stored = read(file);
+            lastUp = stored.lastUpMillis();
             long downMillis = wallClock.millis() - lastUp;
             if (!rebuild && downMillis > gcGrace.toMillis()) {
                 throw new InvalidSettingException("dht.rebuild", "this node was last up at "
@@ -94,14 +99,41 @@ public final class NodeHeartbeat implements AutoCloseable {
                         + " nodes have purged. Rebuild it: wipe its data directory " + dataDir.toAbsolutePath()
                         + " and start it with --dht.rebuild=true");
             }
-            clock.observe(stored[1]);
+            clock.observe(restartTimestamp(stored, wallClock.millis()));
         }
         NodeHeartbeat heartbeat = new NodeHeartbeat(file, wallClock, clock, lastUp);
         heartbeat.beat();
         return heartbeat;
     }
 
-    /** The node clock, started above the high-water mark of the previous run. */
+    /**
+     * The timestamp a restarted clock starts above (it also never starts below its wall clock):
+     * <ul>
+     *   <li>after a clean shutdown, the latest timestamp the clock handed out: it stamped nothing after that;</li>
+     *   <li>after a crash, once the wall clock reads at least {@link #MARGIN} past the last write of the file, the
+     *       latest timestamp written then: everything stamped after that write came from a wall clock that had not
+     *       yet reached the margin past it (the heartbeat thread runs every {@link #PERIOD}), so it is below the
+     *       wall clock now;</li>
+     *   <li>otherwise (a crash and a restart within the margin, a wall clock set back, a file of an older node), the
+     *       high-water mark: the one bound that holds whatever the wall clock says.</li>
+     * </ul>
+     * The second and third rules assume, as the high-water mark always did, that the heartbeat thread is never held
+     * up for longer than the margin.
+     */
+    static long restartTimestamp(Stored stored, long wallMillis) {
+        if (stored.clockLatest() < 0) {
+            return stored.highWater();
+        }
+        if (stored.cleanShutdown()) {
+            return stored.clockLatest();
+        }
+        if (wallMillis >= stored.beatMillis() + MARGIN.toMillis()) {
+            return stored.clockLatest();
+        }
+        return stored.highWater();
+    }
+
+    /** The node clock, started as {@link #restartTimestamp} says after a restart. */
     public HybridLogicalClock clock() {
         return clock;
     }
@@ -114,11 +146,19 @@ public final class NodeHeartbeat implements AutoCloseable {
      * @throws UncheckedIOException if the file cannot be written
      */
     public synchronized void beat() {
+        if (!closed) {
+            write(false);
+        }
+    }
+
+    private void write(boolean cleanShutdown) {
         long now = wallClock.millis();
-        long highWater = Math.max(clock.latest(), HybridLogicalClock.timestampOf(now))
+        long latest = clock.latest();
+        long highWater = Math.max(latest, HybridLogicalClock.timestampOf(now))
                 + HybridLogicalClock.timestampOf(MARGIN.toMillis());
         long lastUp = up ? now : previousLastUp;
-        byte[] content = ("last-up-millis " + lastUp + "\nclock-high-water " + highWater + "\n")
+        byte[] content = ("last-up-millis " + lastUp + "\nclock-high-water " + highWater + "\nclock-latest " + latest
+                + "\nbeat-millis " + now + "\nclean-shutdown " + (cleanShutdown ? 1 : 0) + "\n")
                 .getBytes(StandardCharsets.US_ASCII);
         Path temporary = file.resolveSibling(FILE_NAME + ".tmp");
         try {
@@ -157,22 +197,30 @@ public final class NodeHeartbeat implements AutoCloseable {
         }, PERIOD.toMillis(), PERIOD.toMillis(), TimeUnit.MILLISECONDS);
     }
 
-    /** Stops the schedule and writes a last heartbeat. Blocks; called on context close. */
+    /**
+     * Stops the schedule and writes a last heartbeat that marks a clean shutdown: the clock must stamp nothing
+     * after this (the node's context closes the heartbeat after everything that uses the clock). Blocks; called on
+     * context close.
+     */
     @Override
-    public void close() {
-        synchronized (this) {
-            if (executor != null) {
-                executor.shutdown();
-            }
+    public synchronized void close() {
+        if (executor != null) {
+            executor.shutdown();
         }
-        beat();
+        closed = true;
+        write(true);
     }
 
-    /** {last-up-millis, clock-high-water} of the file. */
-    private static long[] read(Path file) {
+    /**
+     * What a heartbeat file holds; {@code clockLatest} and {@code beatMillis} are -1 in a file of an older node.
+     */
+    record Stored(long lastUpMillis, long highWater, long clockLatest, long beatMillis, boolean cleanShutdown) {
+    }
+
+    private static Stored read(Path file) {
         try {
-            long[] values = new long[2];
-            String[] names = {"last-up-millis", "clock-high-water"};
+            long[] values = {0, 0, -1, -1, 0};
+            String[] names = {"last-up-millis", "clock-high-water", "clock-latest", "beat-millis", "clean-shutdown"};
             int found = 0;
             for (String line : Files.readAllLines(file, StandardCharsets.US_ASCII)) {
                 String[] parts = line.trim().split(" ");
@@ -183,10 +231,10 @@ public final class NodeHeartbeat implements AutoCloseable {
                     }
                 }
             }
-            if (found != 3) {
+            if ((found & 3) != 3) {
                 throw new IOException("expected the lines last-up-millis and clock-high-water");
             }
-            return values;
+            return new Stored(values[0], values[1], values[2], values[3], values[4] == 1);
         } catch (IOException | NumberFormatException e) {
             throw new UncheckedIOException("cannot read heartbeat " + file + ": " + e.getMessage(),
                     e instanceof IOException io ? io : new IOException(e));

@@ -108,6 +108,62 @@ class NodeHeartbeatTest {
     }
 
     @Test
+    void aNodeRestartedAfterACleanShutdownStartsAtItsWallClockNotAMarginAhead() {
+        NodeHeartbeat first = started();
+        long acknowledged = 0;
+        for (int i = 0; i < 1000; i++) {
+            acknowledged = first.clock().now();
+        }
+        first.close();
+        wall.advance(Duration.ofSeconds(1));
+
+        long restartedStamp = NodeHeartbeat.open(dataDir, GRACE, false, wall).clock().now();
+
+        assertThat(restartedStamp).isGreaterThan(acknowledged);
+        assertThat(HybridLogicalClock.millisOf(restartedStamp)).as("no jump ahead of the wall clock")
+                .isEqualTo(wall.millis());
+    }
+
+    @Test
+    void aNodeRestartedAfterACleanShutdownWithItsWallClockBackStampsAboveWhatItHandedOut() {
+        NodeHeartbeat first = started();
+        long acknowledged = first.clock().now();
+        first.close();
+        wall.advance(Duration.ofMinutes(-5));
+
+        assertThat(NodeHeartbeat.open(dataDir, GRACE, false, wall).clock().now()).isGreaterThan(acknowledged);
+    }
+
+    @Test
+    void aNodeKilledAndRestartedOnceTheMarginPassedStartsAtItsWallClock() {
+        NodeHeartbeat first = started();
+        first.beat();
+        long acknowledged = first.clock().now();
+        // killed: no close; the restart comes more than the margin after the last heartbeat
+        wall.advance(NodeHeartbeat.MARGIN.plusSeconds(1));
+
+        long restartedStamp = NodeHeartbeat.open(dataDir, GRACE, false, wall).clock().now();
+
+        assertThat(restartedStamp).isGreaterThan(acknowledged);
+        assertThat(HybridLogicalClock.millisOf(restartedStamp)).isEqualTo(wall.millis());
+        first.close();
+    }
+
+    @Test
+    void aNodeKilledAndRestartedWithinTheMarginStartsAboveTheHighWaterMark() {
+        NodeHeartbeat first = started();
+        long acknowledged = first.clock().now();
+        wall.advance(Duration.ofSeconds(2));
+
+        long restartedStamp = NodeHeartbeat.open(dataDir, GRACE, false, wall).clock().now();
+
+        assertThat(restartedStamp).isGreaterThan(acknowledged);
+        assertThat(HybridLogicalClock.millisOf(restartedStamp)).as("above the mark, the margin ahead of the last beat")
+                .isGreaterThanOrEqualTo(wall.millis() - 2000 + NodeHeartbeat.MARGIN.toMillis());
+        first.close();
+    }
+
+    @Test
     void aStartThatFailedDoesNotCountAsUp() {
         started().close();
         wall.advance(GRACE.minusMinutes(1));
