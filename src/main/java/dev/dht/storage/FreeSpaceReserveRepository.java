@@ -9,65 +9,34 @@ import java.io.IOException;
  * reserve is skipped (it needs room for its output). Reads are unaffected. Blocking as the delegate is (plus one
  * {@code statvfs} per write); thread-safe as the delegate is.
  */
-public final class FreeSpaceReserveRepository implements RecordRepository {
-    private final RecordRepository delegate;
+public final class FreeSpaceReserveRepository extends ForwardingRecordRepository {
     private final FreeSpaceReserve reserve;
 
     /** {@code delegate} behind {@code reserve}. */
     public FreeSpaceReserveRepository(RecordRepository delegate, FreeSpaceReserve reserve) {
-        this.delegate = delegate;
+        super(delegate);
         this.reserve = reserve;
-    }
-
-    @Override
-    public Record get(byte[] key) {
-        return delegate.get(key);
-    }
-
-    @Override
-    public Record cached(byte[] key) {
-        return delegate.cached(key);
     }
 
     /** {@inheritDoc} @throws StorageFullException below the reserve (nothing written) */
     @Override
     public boolean upsert(byte[] key, Record record) {
         reserve.require();
-        return delegate.upsert(key, record);
+        return super.upsert(key, record);
     }
 
     /** {@inheritDoc} @throws StorageFullException below the reserve (nothing purged) */
     @Override
     public boolean purge(byte[] key, Record expected) {
         reserve.require();
-        return delegate.purge(key, expected);
+        return super.purge(key, expected);
     }
 
     /** {@inheritDoc} Skipped below the reserve. */
     @Override
     public void compact(byte[] start, byte[] end) {
         if (reserve.isKept()) {
-            delegate.compact(start, end);
+            super.compact(start, end);
         }
-    }
-
-    @Override
-    public Cursor range(byte[] start, byte[] end) {
-        return delegate.range(start, end);
-    }
-
-    @Override
-    public long sizeOnDiskBytes() {
-        return delegate.sizeOnDiskBytes();
-    }
-
-    @Override
-    public boolean isOpen() {
-        return delegate.isOpen();
-    }
-
-    @Override
-    public void close() throws IOException {
-        delegate.close();
     }
 }

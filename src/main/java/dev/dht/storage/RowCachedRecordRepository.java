@@ -23,11 +23,10 @@ import java.nio.ByteBuffer;
  * <p>Blocking: {@link #get}, {@link #upsert}, {@link #purge}, {@link #compact}, {@link #range} and {@link #close}
  * call the delegate (disk I/O, storage scheduler or the tombstone GC thread only); {@link #cached} never blocks and may run on an event loop.
  */
-public final class RowCachedRecordRepository implements RecordRepository {
+public final class RowCachedRecordRepository extends ForwardingRecordRepository {
     /** Bytes counted per entry besides key and value: the map node, the key buffer and the record object. */
     static final int ENTRY_OVERHEAD_BYTES = 96;
 
-    private final RecordRepository delegate;
     private final Cache<ByteBuffer, Record> rows;
     private final KeyStripedLocks locks = new KeyStripedLocks();
 
@@ -37,10 +36,10 @@ public final class RowCachedRecordRepository implements RecordRepository {
      * @param capacityBytes most bytes the cached rows may weigh together; must be positive
      */
     public RowCachedRecordRepository(RecordRepository delegate, long capacityBytes) {
+        super(delegate);
         if (capacityBytes <= 0) {
             throw new IllegalArgumentException("row cache capacity must be positive, was " + capacityBytes);
         }
-        this.delegate = delegate;
         this.rows = Caffeine.newBuilder()
                 .maximumWeight(capacityBytes)
                 .weigher((ByteBuffer key, Record record) ->
@@ -68,7 +67,7 @@ public final class RowCachedRecordRepository implements RecordRepository {
             return hit;
         }
         synchronized (locks.lockFor(key)) {
-            Record stored = delegate.get(key);
+            Record stored = delegate().get(key);
             if (stored != null) {
                 rows.put(ByteBuffer.wrap(key.clone()), stored);
             }
@@ -79,7 +78,7 @@ public final class RowCachedRecordRepository implements RecordRepository {
     @Override
     public boolean upsert(byte[] key, Record record) {
         synchronized (locks.lockFor(key)) {
-            boolean written = delegate.upsert(key, record);
+            boolean written = delegate().upsert(key, record);
             if (written) {
                 rows.asMap().computeIfPresent(ByteBuffer.wrap(key), (cachedKey, cachedRow) -> record);
             }
@@ -91,7 +90,7 @@ public final class RowCachedRecordRepository implements RecordRepository {
     @Override
     public boolean purge(byte[] key, Record expected) {
         synchronized (locks.lockFor(key)) {
-            boolean purged = delegate.purge(key, expected);
+            boolean purged = delegate().purge(key, expected);
             if (purged) {
                 rows.invalidate(ByteBuffer.wrap(key));
             }
@@ -99,31 +98,11 @@ public final class RowCachedRecordRepository implements RecordRepository {
         }
     }
 
-    @Override
-    public void compact(byte[] start, byte[] end) {
-        delegate.compact(start, end);
-    }
-
-    @Override
-    public Cursor range(byte[] start, byte[] end) {
-        return delegate.range(start, end);
-    }
-
-    @Override
-    public long sizeOnDiskBytes() {
-        return delegate.sizeOnDiskBytes();
-    }
-
-    @Override
-    public boolean isOpen() {
-        return delegate.isOpen();
-    }
-
     /** Closes the delegate and drops every cached row. */
     @Override
     public void close() throws IOException {
         try {
-            delegate.close();
+            delegate().close();
         } finally {
             rows.invalidateAll();
         }

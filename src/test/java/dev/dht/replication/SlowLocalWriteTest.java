@@ -6,7 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
-import dev.dht.storage.DelegatingRecordRepository;
+import dev.dht.storage.ForwardingRecordRepository;
 import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
@@ -55,7 +55,7 @@ class SlowLocalWriteTest {
     void open() {
         leveldb = LevelDbRecordRepository.open(dir, StorageEngine.JAVA, false);
         storage = new StorageScheduler(2, 16, "test-storage");
-        self = new LocalReplica(new LocalStore(new DelegatingRecordRepository(leveldb) {
+        self = new LocalReplica(new LocalStore(new ForwardingRecordRepository(leveldb) {
             @Override
             public boolean upsert(byte[] key, Record record) {
                 if (slow) {

@@ -69,7 +69,7 @@ class LocalStoreRangeTest {
     }
 
     /** The repository, counting the range cursors that are open. */
-    private final class CursorCounting extends DelegatingRecordRepository {
+    private final class CursorCounting extends ForwardingRecordRepository {
         CursorCounting(RecordRepository delegate) {
             super(delegate);
         }

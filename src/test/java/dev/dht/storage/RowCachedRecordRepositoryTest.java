@@ -103,7 +103,7 @@ class RowCachedRecordRepositoryTest {
         leveldb.upsert(key("a"), Record.value(1, bytes("v1")));
         CountDownLatch readerHasReadTheDisk = new CountDownLatch(1);
         CountDownLatch writerDone = new CountDownLatch(1);
-        RecordRepository pausingReads = new DelegatingRecordRepository(leveldb) {
+        RecordRepository pausingReads = new ForwardingRecordRepository(leveldb) {
             @Override
             public Record get(byte[] key) {
                 Record stored = super.get(key);
@@ -146,7 +146,7 @@ class RowCachedRecordRepositoryTest {
     }
 
     private RecordRepository countingReads(RecordRepository delegate) {
-        return new DelegatingRecordRepository(delegate) {
+        return new ForwardingRecordRepository(delegate) {
             @Override
             public Record get(byte[] key) {
                 diskReads.incrementAndGet();

@@ -2,18 +2,32 @@ package dev.dht.storage;
 
 import java.io.IOException;
 
-/** A repository that passes every call to another one; tests override the calls they watch or slow down. */
-public class DelegatingRecordRepository implements RecordRepository {
+/**
+ * A {@link RecordRepository} that passes every call to another one: the base of the decorators (row cache,
+ * free-space reserve), which override only the calls they change, as Guava's {@code Forwarding*} classes do. Tests
+ * use it to watch or slow down calls. Blocking and thread-safe exactly as the delegate is.
+ */
+public class ForwardingRecordRepository implements RecordRepository {
     private final RecordRepository delegate;
 
     /** @param delegate the repository every call goes to */
-    public DelegatingRecordRepository(RecordRepository delegate) {
+    public ForwardingRecordRepository(RecordRepository delegate) {
         this.delegate = delegate;
+    }
+
+    /** The repository every call goes to. */
+    protected final RecordRepository delegate() {
+        return delegate;
     }
 
     @Override
     public Record get(byte[] key) {
         return delegate.get(key);
+    }
+
+    @Override
+    public Record cached(byte[] key) {
+        return delegate.cached(key);
     }
 
     @Override
