@@ -138,17 +138,26 @@ public final class Coordinator {
      * {@code dht.read.repairs} (tag outcome: ok, error).
      */
     private Mono<Void> repairStale(String id, Record newest, List<ReplicaRead> answers) {
-        List<Mono<Boolean>> repairs = new ArrayList<>(answers.size());
-        List<Replica> owners = newest.from() > 0 ? firstReplicas(id, newest.from()) : null;
+        List<Mono<Boolean>> repairs = null;
+        List<Replica> owners = null; // placed only once an answer is stale: agreeing answers cost no hashing
         for (ReplicaRead answer : answers) {
             boolean stale = answer.record().isEmpty() || newest.supersedes(answer.record().get());
-            if (stale && (owners == null || owners.contains(answer.replica()))) {
+            if (!stale) {
+                continue;
+            }
+            if (owners == null && newest.from() > 0) {
+                owners = firstReplicas(id, newest.from());
+            }
+            if (owners == null || owners.contains(answer.replica())) {
+                if (repairs == null) {
+                    repairs = new ArrayList<>(answers.size());
+                }
                 repairs.add(answer.replica().write(id, newest)
                         .doOnSuccess(applied -> repairsSent.increment())
                         .doOnError(error -> repairsFailed.increment()));
             }
         }
-        if (repairs.isEmpty()) {
+        if (repairs == null) {
             return Mono.empty();
         }
         return QuorumCollector.awaitAcks("GET read repair", repairs, repairs.size(), timeout);
