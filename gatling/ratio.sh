@@ -14,7 +14,9 @@ GATLING_POM="$ROOT/gatling/pom.xml"
 
 ROUNDS=3
 DURATION=10            # measured seconds per run
-WARMUP=30              # seconds of PUT, then of GET, on each target before round 1 (unmeasured)
+WARMUP=15              # seconds of one warm-up run (unmeasured); runs repeat until the target is steady
+WARMUP_MAX=240         # seconds of warm-up per target and method, at most
+STEADY=0.05            # steady: a warm-up run's rate within this fraction of the run before it
 CONNECTIONS=32
 KEYS=20000
 VALUE_SIZE=1024
@@ -36,7 +38,10 @@ second over A's. Answered: 2xx, and 404 on GETs. 5xx and socket errors are failu
 
   --rounds N          rounds (default $ROUNDS)
   --duration S        measured seconds per run (default $DURATION)
-  --warmup S          warm-up seconds of PUT and then of GET on each target (default $WARMUP)
+  --warmup S          seconds of one warm-up run (default $WARMUP); on each target PUT runs, then GET runs,
+                      repeat until two in a row agree within $(calc "$STEADY * 100")% (a JIT-warm steady state:
+                      three JVMs pinned to one CPU compile for minutes) and, for PUT, one run wrote every key
+  --warmup-max S      warm-up seconds per target and method, at most (default $WARMUP_MAX); reported if hit
   --connections N     keep-alive connections in all (default $CONNECTIONS)
   --keys N            key space; GETs read keys the warm-up wrote (default $KEYS)
   --value-size BYTES  PUT body size (default $VALUE_SIZE)
@@ -55,6 +60,7 @@ while [ $# -gt 0 ]; do
     --rounds) ROUNDS="$2"; shift ;;
     --duration) DURATION="$2"; shift ;;
     --warmup) WARMUP="$2"; shift ;;
+    --warmup-max) WARMUP_MAX="$2"; shift ;;
     --connections) CONNECTIONS="$2"; shift ;;
     --keys) KEYS="$2"; shift ;;
     --value-size) VALUE_SIZE="$2"; shift ;;
@@ -125,12 +131,32 @@ failures() {  # failures FILE: 5xx + socket errors
     + $(field "$1" errors_write) + $(field "$1" errors_timeout) ))
 }
 
-log "warm-up: ${WARMUP} s of PUT (writes every key when at least $KEYS requests) and ${WARMUP} s of GET on each target"
-for which in A B; do
-  for method in PUT GET; do
-    run_wrk "$which" "$method" "$WARMUP" "$OUT/warmup-$which-$method.txt"
-    log "  warm-up $which $method: $(answered_rps "$OUT/warmup-$which-$method.txt") answered/s"
+# warm_up WHICH METHOD: WARMUP-s runs until two in a row agree within STEADY and (PUT) the last one wrote every key
+# (each run's PUTs walk the key space from its start), or until WARMUP_MAX seconds; sets WARMUP_NOTE
+warm_up() {
+  local which="$1" method="$2" run=0 rate previous="" file requests
+  while :; do
+    run=$((run + 1)); file="$OUT/warmup-$which-$method-$run.txt"
+    run_wrk "$which" "$method" "$WARMUP" "$file"
+    rate=$(answered_rps "$file"); requests=$(field "$file" requests)
+    log "  warm-up $which $method run $run: $rate answered/s"
+    if [ -n "$previous" ] && [ "$(calc "($rate - $previous) / $previous < $STEADY && ($previous - $rate) / $previous < $STEADY")" = 1 ] \
+        && { [ "$method" = GET ] || [ "$requests" -ge "$KEYS" ]; }; then
+      return 0
+    fi
+    if [ $((run * WARMUP)) -ge "$WARMUP_MAX" ]; then
+      WARMUP_NOTE="$WARMUP_NOTE $which $method not steady after ${WARMUP_MAX} s (last runs $previous, $rate/s)."
+      log "  warm-up $which $method: not steady after $WARMUP_MAX s"
+      return 0
+    fi
+    previous="$rate"
   done
+}
+
+WARMUP_NOTE=""
+log "warm-up: ${WARMUP}-s runs of PUT, then of GET, on each target, until steady (at most ${WARMUP_MAX} s each)"
+for which in A B; do
+  for method in PUT GET; do warm_up "$which" "$method"; done
 done
 
 REPORT="$OUT/report.md"
@@ -138,7 +164,7 @@ REPORT="$OUT/report.md"
   echo "# gatling/ratio.sh $TARGET, $(date -u +%Y-%m-%dT%H:%MZ)"
   echo
   echo "A = $A_NAME, B = $B_NAME; wrk closed loop, $CONNECTIONS connections, ${DURATION}-s runs, $ROUNDS rounds"
-  echo "alternating, ${WARMUP}-s warm-ups, $VALUE_SIZE-byte values, $KEYS keys, cluster replicas $REPLICAS, pinned: $PIN,"
+  echo "alternating, warm-ups of ${WARMUP}-s runs until two agree within $(calc "$STEADY * 100")%,$WARMUP_NOTE $VALUE_SIZE-byte values, $KEYS keys, cluster replicas $REPLICAS, pinned: $PIN,"
   echo "$(nproc) CPUs, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)."
   echo
   echo "| op | round | A answered/s | B answered/s | B/A | A p99 ms | B p99 ms | A failures | B failures |"
