@@ -145,12 +145,22 @@ stop_target() {  # stop_target: ends the process groups in PIDS, graceful (SIGTE
   for pid in "${PIDS[@]}"; do reap "$pid" 30; done
 }
 
+# With pinning (find-breaking-point.sh --pin), the load generator runs on CPU 0 (LOAD_PIN, a taskset prefix that its
+# child processes inherit) and every server on the other CPUs (pin_servers PID...: all threads of each process).
+LOAD_PIN=()
+SERVER_CPUS=""
+pin_servers() {
+  local pid
+  [ -n "$SERVER_CPUS" ] || return 0
+  for pid in "$@"; do taskset -a -cp "$SERVER_CPUS" "$pid" >/dev/null; done
+}
+
 # gatling TAPE URLS RATE SECONDS SUMMARY LOG REPORTS [-Dname=value...]: one Gatling run; 1 if it did not complete
 gatling() {
   local tape="$1" urls="$2" rate="$3" seconds="$4" summary="$5" logfile="$6" reports="$7" rc=0
   shift 7
   rm -f "$summary"
-  setsid timeout -k 10 $((WARMUP_SECONDS + seconds + 300)) "$ROOT/mvnw" -B -q -f "$GATLING_POM" gatling:test \
+  setsid "${LOAD_PIN[@]}" timeout -k 10 $((WARMUP_SECONDS + seconds + 300)) "$ROOT/mvnw" -B -q -f "$GATLING_POM" gatling:test \
     -Dgatling.simulationClass="$(simulation_of "$tape")" -Dgatling.noReports="$([ "$reports" = yes ] && echo false || echo true)" \
     -DbaseUrls="$urls" -Drate="$rate" -Dduration="$seconds" -Dwarmup="$WARMUP_SECONDS" -DvalueSize="$VALUE_SIZE" \
     -Dkeys="$KEYS" -Dreplicas="$REPLICAS" -Dsummary="$summary" "$@" >"$logfile" 2>&1 &

@@ -75,6 +75,7 @@ TAPE     ${ALL_TAPES[*]} (default: all)
   --replicas ACK/FROM    replicas parameter of every request (default: the server's)
   --node-heap SIZE       -Xms and -Xmx of each started node (default $NODE_HEAP)
   --node-arg ARG         an extra argument of every started node, e.g. --node-arg --dht.storage.sync=true (repeatable)
+  --pin                  Gatling (and the recovery probe) on CPU 0, every started server on the other CPUs (taskset)
   --out DIR              results directory (default gatling/target/breaking-point/TIMESTAMP)
 EOF
 }
@@ -107,6 +108,7 @@ while [ $# -gt 0 ]; do
     --replicas) REPLICAS="$2"; shift ;;
     --node-heap) NODE_HEAP="$2"; shift ;;
     --node-arg) NODE_ARGS+=("$2"); shift ;;
+    --pin) LOAD_PIN=(taskset -c 0); SERVER_CPUS="1-$(( $(nproc) - 1 ))" ;;
     --out) OUT="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     -*) echo "unknown option $1" >&2; usage >&2; exit 2 ;;
@@ -145,6 +147,7 @@ start_target() {
     node) start_nodes "$dir" 1 ;;
     cluster) start_nodes "$dir" 3 ;;
   esac
+  pin_servers "${PIDS[@]}"
 }
 
 # step TARGETNAME TAPE URLS RATE: one measured step; 0 = passed, 1 = failed; appends to the steps table
@@ -205,7 +208,7 @@ overload() {
   log "  $name $tape: overload run at $rate req/s for $OVERLOAD_SECONDS s"
   # The recovery probe runs in a JVM of its own: Gatling may use up its own file descriptors under this load.
   rm -f "$recovery" "$load_start"
-  setsid java -Xmx256m -cp "$ROOT/gatling/target/test-classes:$CLASSPATH" -DbaseUrls="$urls" -Dwarmup="$WARMUP_SECONDS" \
+  setsid "${LOAD_PIN[@]}" java -Xmx256m -cp "$ROOT/gatling/target/test-classes:$CLASSPATH" -DbaseUrls="$urls" -Dwarmup="$WARMUP_SECONDS" \
     -Dduration="$OVERLOAD_SECONDS" -DvalueSize="$VALUE_SIZE" dev.dht.gatling.RecoveryProbe "$recovery" "$load_start" \
     >"$dir/recovery.log" 2>&1 &
   probe_pid=$!; STARTED_PIDS+=("$probe_pid")

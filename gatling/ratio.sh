@@ -82,13 +82,7 @@ OUT="${OUT:-$ROOT/gatling/target/ratio/$(date +%Y%m%d-%H%M%S)-$TARGET}"
 mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 install_traps
-SERVER_CPUS="1-$(( $(nproc) - 1 ))"
-
-pin_servers() {  # pin_servers PID...: every thread of each process onto the servers' CPUs (with --pin)
-  local pid
-  [ "$PIN" = true ] || return 0
-  for pid in "$@"; do taskset -a -cp "$SERVER_CPUS" "$pid" >/dev/null; done
-}
+[ "$PIN" = true ] && SERVER_CPUS="1-$(( $(nproc) - 1 ))"   # pin_servers (bench-common.sh) uses it
 
 # ---- targets: A_URL/A_HOSTS and B_URL/B_HOSTS (host:port list for wrk's threads) ---------------------------------
 [ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
