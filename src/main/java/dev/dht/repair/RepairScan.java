@@ -19,7 +19,8 @@ import reactor.core.publisher.Mono;
  * with client requests at a bounded share of the storage threads and disk, on both sides of a repair (the peer
  * builds its tree for {@code GET /internal/repair/tree} with the same scan). The pause between two batches is a
  * timer on Reactor's parallel scheduler ({@link RepairPace}): no storage thread or event loop waits; the records
- * of a batch then go on (the tree is hashed, the records stream) on that timer's thread.
+ * of a batch then go on (the tree is hashed, the records stream) on that timer's thread, or on the storage
+ * thread that read them when the scan is behind its rate.
  */
 public final class RepairScan {
     /** Records read from the snapshot per storage task. */
