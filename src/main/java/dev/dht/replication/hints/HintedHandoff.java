@@ -32,8 +32,8 @@ import org.slf4j.LoggerFactory;
  * stored on the hints thread, and dropped (counted) whenever it cannot be kept.
  *
  * <p>Metrics: Counter {@code dht.hints.stored}; Counter {@code dht.hints.dropped} (tag reason: {@code window},
- * {@code full}, {@code overloaded} = the hints thread's queue full, {@code error} = the store failed, {@code removed_peer} = kept
- * for a peer no longer in {@code dht.nodes}, deleted at start-up); Gauge
+ * {@code full}, {@code overloaded} = the hints thread's queue full, {@code error} = the store failed,
+ * {@code removed_peer} = kept for a peer no longer in {@code dht.nodes}, deleted at start-up); Gauge
  * {@code dht.hints.pending} (tag peer); Gauge {@code dht.hints.size} (bytes); Counter {@code dht.hints.replayed}
  * ({@link HintReplayer}).
  *
@@ -100,7 +100,7 @@ public final class HintedHandoff implements AutoCloseable {
      * nothing would ever replay them), counts them in {@code dht.hints.dropped{reason=removed_peer}} and logs one
      * line with the count. The topology is static, so this runs once, at start-up, before any replay; it blocks on
      * the hint store (the caller's thread, not an event loop). Below the free-space reserve the rest is kept
-     * (logged) and deleted at a later start.
+     * (logged) and deleted at a later start; the batches deleted before that are then not counted.
      */
     public void dropHintsOfRemovedPeers(Collection<Node> nodes) {
         Set<String> names = nodes.stream().map(Node::name).collect(Collectors.toSet());
