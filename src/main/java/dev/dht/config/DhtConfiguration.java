@@ -197,17 +197,19 @@ public class DhtConfiguration {
     }
 
     /**
-     * Hinted handoff, with its own LevelDB in {@code <dht.data-dir>/hints}; closed on shutdown (replay stops, hints
-     * already offered are stored).
+     * Hinted handoff, with its own LevelDB in {@code <dht.data-dir>/hints}, rid of the hints of peers no longer in
+     * {@code dht.nodes}; closed on shutdown (replay stops, hints already offered are stored).
      */
     @Bean
-    HintedHandoff hintedHandoff(DhtProperties properties, PeerHealth health, FreeSpaceReserve reserve,
-                                MeterRegistry registry) {
+    HintedHandoff hintedHandoff(DhtProperties properties, ClusterTopology topology, PeerHealth health,
+                                FreeSpaceReserve reserve, MeterRegistry registry) {
         DhtProperties.Hints hints = properties.hints();
         HintStore store = HintStore.open(properties.dataDir().resolve("hints"), properties.storage().engine(),
                 properties.storage().sync(), reserve);
-        return new HintedHandoff(store, health, hints.enabled(), hints.window(), hints.maxSize().toBytes(),
-                hints.replayRate(), registry);
+        HintedHandoff handoff = new HintedHandoff(store, health, hints.enabled(), hints.window(),
+                hints.maxSize().toBytes(), hints.replayRate(), registry);
+        handoff.dropHintsOfRemovedPeers(topology.nodes());
+        return handoff;
     }
 
     /**

@@ -246,8 +246,12 @@ public record DhtProperties(
      * @param maxRate  records per second a repair with one peer compares and streams, at most (the records of
      *                 differing segments, both sides counted once per key), so that client requests keep their
      *                 latency during a repair. Default 5000
+     * @param scanRate records per second one scan of the store reads, at most: the scan that builds a hash tree
+     *                 (on both nodes of a repair) and the one that streams the records of differing segments;
+     *                 every record of the store counts. Default 20000
      */
-    public record Repair(@DefaultValue("1h") Duration interval, @DefaultValue("5000") int maxRate) {
+    public record Repair(@DefaultValue("1h") Duration interval, @DefaultValue("5000") int maxRate,
+                         @DefaultValue("20000") int scanRate) {
 
         /** Validates the repair settings. */
         public Repair {
@@ -257,6 +261,9 @@ public record DhtProperties(
             }
             if (maxRate < 1) {
                 throw new InvalidSettingException("dht.repair.max-rate", "must be at least 1, was " + maxRate);
+            }
+            if (scanRate < 1) {
+                throw new InvalidSettingException("dht.repair.scan-rate", "must be at least 1, was " + scanRate);
             }
         }
     }

@@ -37,8 +37,9 @@ public class RepairConfiguration {
     }
 
     @Bean
-    RepairScan repairScan(LocalStore store, ShardRouter router, ClusterTopology topology) {
-        return new RepairScan(store, new RepairScope(router, topology.size()), topology.self());
+    RepairScan repairScan(DhtProperties properties, LocalStore store, ShardRouter router, ClusterTopology topology) {
+        return new RepairScan(store, new RepairScope(router, topology.size()), topology.self(),
+                properties.repair().scanRate());
     }
 
     @Bean

@@ -82,9 +82,9 @@ public final class AntiEntropyRepair {
                     .doOnNext(result -> {
                         metrics.completed(peer, System.currentTimeMillis() / 1000);
                         log.info("repair with {}: {} ranges compared, {} segments differed, {} records compared, "
-                                        + "{} pulled, {} pushed in {} ms", peer, result.rangesCompared(),
-                                result.segmentsDiffered(), result.recordsCompared(), result.pulled(), result.pushed(),
-                                result.millis());
+                                        + "{} pulled, {} pushed in {} ms (trees built in {} ms)", peer,
+                                result.rangesCompared(), result.segmentsDiffered(), result.recordsCompared(),
+                                result.pulled(), result.pushed(), result.millis(), result.treeMillis());
                     })
                     .doFinally(signal -> running.remove(peer));
         });

@@ -15,14 +15,17 @@ import reactor.netty.http.client.HttpClientRequest;
 
 /**
  * The calling side of the internal repair endpoints ({@link InternalProtocol}), with the shared replica
- * {@link WebClient} and the cluster secret. A peer builds its tree by scanning its whole store, which may take
- * longer than {@code dht.replica-timeout}, so repair calls switch the client's response timeout off and
- * allow {@link #TREE_TIMEOUT} for a tree; a record stream has no timeout after its first record (it is paced by
+ * {@link WebClient} and the cluster secret. A peer builds its tree by scanning its whole store at its
+ * {@code dht.repair.scan-rate}, which may take longer than {@code dht.replica-timeout}, so repair calls switch
+ * the client's response timeout off and allow {@link #TREE_TIMEOUT} for a tree; a record stream has no timeout after its first record (it is paced by
  * the repair, as a client paces a range). Non-blocking.
  */
 public final class RepairClient {
-    /** Longest wait for a peer's tree. */
-    static final Duration TREE_TIMEOUT = Duration.ofMinutes(10);
+    /**
+     * Longest wait for a peer's tree: the peer's scan is paced by its {@code dht.repair.scan-rate}, so this bounds
+     * the store a tree can cover (72 million records at the default 20 000/s).
+     */
+    static final Duration TREE_TIMEOUT = Duration.ofHours(1);
     private static final int BODY_PREFETCH = 4;
     private final WebClient client;
     private final String secret;

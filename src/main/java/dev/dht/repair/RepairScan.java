@@ -11,8 +11,16 @@ import reactor.core.publisher.Mono;
  * This node's side of a repair with one peer: the {@link MerkleTree} of the records both should hold
  * ({@link RepairScope}) and the stream of those records in chosen segments. Both read a LevelDB snapshot
  * with backpressure ({@link LocalStore#range}), so memory stays O(segments) whatever the store's size; the
- * scan runs on the storage scheduler and never blocks the caller. A full storage queue fails the scan with
+ * reads run on the storage scheduler and never block the caller. A full storage queue fails the scan with
  * {@link java.util.concurrent.RejectedExecutionException} (503 on the internal endpoints).
+ *
+ * <p>Paced: every scan reads at most {@code dht.repair.scan-rate} records per second, every record of the store
+ * counted (it is read, whether or not the pair shares it), so building a tree over a large store takes its turns
+ * with client requests at a bounded share of the storage threads and disk, on both sides of a repair (the peer
+ * builds its tree for {@code GET /internal/repair/tree} with the same scan). The pause between two batches is a
+ * timer on Reactor's parallel scheduler ({@link RepairPace}): no storage thread or event loop waits; the records
+ * of a batch then go on (the tree is hashed, the records stream) on that timer's thread, or on the storage
+ * thread that read them when the scan is behind its rate.
  */
 public final class RepairScan {
     /** Records read from the snapshot per storage task. */
@@ -21,12 +29,22 @@ public final class RepairScan {
     private final LocalStore store;
     private final RepairScope scope;
     private final Node self;
+    private final int scanRate;
 
-    /** A scan of {@code store} by {@code self}, the node this process runs. */
-    public RepairScan(LocalStore store, RepairScope scope, Node self) {
+    /**
+     * A scan of {@code store} by {@code self}, the node this process runs.
+     *
+     * @param scanRate {@code dht.repair.scan-rate}: records per second one scan reads, at most
+     * @throws IllegalArgumentException if {@code scanRate} is below 1
+     */
+    public RepairScan(LocalStore store, RepairScope scope, Node self, int scanRate) {
+        if (scanRate < 1) {
+            throw new IllegalArgumentException("scan rate must be at least 1 record per second, was " + scanRate);
+        }
         this.store = store;
         this.scope = scope;
         this.self = self;
+        this.scanRate = scanRate;
     }
 
     /** The sealed tree of the records this node and {@code peer} should both hold. */
@@ -42,14 +60,20 @@ public final class RepairScan {
     }
 
     /**
-     * The snapshot is read {@link #SCAN_BATCH} records per storage task, so that a scan of a large store, which
-     * nothing else paces when it builds a tree, takes turns with client requests on the storage threads
-     * instead of holding one for the whole store.
+     * The snapshot is read {@link #SCAN_BATCH} records per storage task, so that a scan takes turns with client
+     * requests on the storage threads instead of holding one for the whole store; each batch waits for its
+     * turn at the scan rate before it goes on, and the next batch is read only once this one went on (the
+     * inner {@code concatMap} asks for one batch at a time), so at most two batches are held.
      */
     private Flux<KeyedRecord> shared(Node peer) {
-        return store.range(FIRST_KEY, null)
-                .limitRate(SCAN_BATCH)
-                .filter(entry -> scope.shared(self, peer, entry.key(), entry.record()));
+        return Flux.defer(() -> {
+            RepairPace pace = new RepairPace(scanRate);
+            return store.range(FIRST_KEY, null)
+                    .limitRate(SCAN_BATCH)
+                    .buffer(SCAN_BATCH)
+                    .concatMap(batch -> pace.pause(batch.size()).thenMany(Flux.fromIterable(batch)), 1)
+                    .filter(entry -> scope.shared(self, peer, entry.key(), entry.record()));
+        });
     }
 
     /** This node. */

@@ -46,10 +46,9 @@ final class RepairSession {
     private final LocalStore store;
     private final Replica peerReplica;
     private final Node peer;
-    private final long nanosPerKey;
+    private final RepairPace pace;
     private final LongConsumer onPulled;
     private final LongConsumer onPushed;
-    private long nextBatchAt;
     private long compared;
     private long pulled;
     private long pushed;
@@ -68,10 +67,9 @@ final class RepairSession {
         this.store = store;
         this.peerReplica = peerReplica;
         this.peer = peer;
-        this.nanosPerKey = 1_000_000_000L / maxRate;
+        this.pace = new RepairPace(maxRate);
         this.onPulled = onPulled;
         this.onPushed = onPushed;
-        this.nextBatchAt = System.nanoTime();
     }
 
     /**
@@ -82,13 +80,14 @@ final class RepairSession {
         long started = System.nanoTime();
         return Mono.zip(scan.tree(peer), client.tree(peer))
                 .flatMap(trees -> {
+                    long treeMillis = Duration.ofNanos(System.nanoTime() - started).toMillis();
                     MerkleTree.Difference difference = trees.getT1().differences(trees.getT2());
                     BitSet segments = difference.segments();
                     onCompared.accept((long) difference.nodesCompared(), (long) segments.cardinality());
                     Mono<Void> streamed = segments.isEmpty() ? Mono.empty() : mergeJoin(segments);
                     return streamed.then(Mono.fromSupplier(() -> new RepairResult(peer.name(),
                             difference.nodesCompared(), segments.cardinality(), compared, pulled, pushed,
-                            Duration.ofNanos(System.nanoTime() - started).toMillis(), null)));
+                            Duration.ofNanos(System.nanoTime() - started).toMillis(), treeMillis, null)));
                 });
     }
 
@@ -122,7 +121,7 @@ final class RepairSession {
                     pushed += pushes.size();
                     onPushed.accept(pushes.size());
                 }));
-        return Mono.when(pull, push).then(Mono.defer(() -> pause(keys.size())));
+        return Mono.when(pull, push).then(Mono.defer(() -> pace.pause(keys.size())));
     }
 
     /** One key: one or two sides (at most one each); the newer record goes to the node that lacks it. */
@@ -145,14 +144,6 @@ final class RepairSession {
                 pushes.add(mine);
             }
         }
-    }
-
-    /** Delays the next batch so that keys pass at most at the configured rate. */
-    private Mono<Void> pause(int keys) {
-        long now = System.nanoTime();
-        nextBatchAt = Math.max(nextBatchAt, now) + keys * nanosPerKey;
-        long wait = nextBatchAt - now;
-        return wait <= 0 ? Mono.empty() : Mono.delay(Duration.ofNanos(wait)).then();
     }
 
     /** A record from this node ({@code local}) or from the peer. */

@@ -70,6 +70,8 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.interval=-1s")),
                 Arguments.of("no repaired record per second", "dht.repair.max-rate",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.max-rate=0")),
+                Arguments.of("no scanned record per second", "dht.repair.scan-rate",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.scan-rate=0")),
                 Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")),
                 Arguments.of("speculative retry not before the timeout", "dht.speculative-retry-delay",

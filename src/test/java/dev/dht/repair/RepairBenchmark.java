@@ -2,14 +2,22 @@ package dev.dht.repair;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.Record;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ScheduledExecutorService;
@@ -21,89 +29,227 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Figures for README's "Anti-entropy repair and rebuild", not a test: a 3-node in-process cluster, node 2 misses
- * {@code bench.records} writes at 2/3 and is repaired once while a client reads at a fixed rate from node 0.
- * Prints the repair's time and records/s and the client's p50/p99 before, during and after the repair (the
- * windows before and after show how much the machine's own noise moves them). Runs only with
- * {@code -Dbench=true}: {@code ./mvnw -B -o test -Dtest=RepairBenchmark -Dbench=true
- * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.records=30000] [-Dbench.max-rate=5000]}. The client's reads
- * at 2/3 also read-repair node 2 before the repair, so fewer records than written are pulled.
+ * Figures for README's "Anti-entropy repair and rebuild", not a test. A 3-node in-process cluster; a client reads
+ * {@link #READS_PER_SECOND} GET/s at 2/3 from node 0 throughout, each latency kept with its start time.
+ *
+ * <ol>
+ *   <li>Convergence: node 2 misses {@code bench.records} writes at 2/3, is started again and, after a 10 s
+ *       warm-up of the load, repaired once with both peers: time, keys streamed/s, records pulled/s, tree time.
+ *   <li>Paired windows, for client p99 with and without a repair on a machine whose load moves on its own: in
+ *       each of {@code bench.pairs} pairs, {@code bench.missed} keys get a newer version written straight into
+ *       the stores of nodes 0 and 1 (a divergence node 2 missed), then a quiet window (Q: no repair) and a repair
+ *       window (R: one repair of node 2 with both peers) follow, in the order Q R, then R Q in the next pair, so a
+ *       drift of the machine's load does not favour either. A quiet window lasts as long as the last repair did.
+ *       Reported: p50/p99 of every window, the median p99 of the Q and of the R windows and their ratio, and the
+ *       median of the per-pair ratios; per repair the tree build time and scan records/s (the store's records /
+ *       tree time; both nodes scan at once).
+ * </ol>
+ *
+ * Runs only with {@code -Dbench=true}: {@code ./mvnw -B -o test -Dtest=RepairBenchmark -Dbench=true
+ * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.records=30000] [-Dbench.pairs=5] [-Dbench.missed=200]
+ * [-Dbench.max-rate=5000] [-Dbench.scan-rate=20000]}; prints lines starting with BENCH. The client's reads at
+ * 2/3 also read-repair node 2, so fewer records than written are pulled in the convergence repair.
  */
 @EnabledIfSystemProperty(named = "bench", matches = "true")
 class RepairBenchmark {
     private static final int RECORDS = Integer.getInteger("bench.records", 30_000);
-    private static final int READS_PER_SECOND = 200;
+    private static final int PAIRS = Integer.getInteger("bench.pairs", 5);
+    private static final int MISSED = Integer.getInteger("bench.missed", 200);
     private static final String MAX_RATE = System.getProperty("bench.max-rate", "5000");
+    private static final String SCAN_RATE = System.getProperty("bench.scan-rate", "20000");
+    private static final int READS_PER_SECOND = 200;
+    private static final Duration GAP = Duration.ofSeconds(2);
 
     @TempDir
     Path root;
+    /** (start nanoTime, latency ns or -1 for an answer other than 200) of every client read. */
+    private final Queue<long[]> reads = new ConcurrentLinkedQueue<>();
 
     @Test
-    void repairOfANodeThatMissedManyWrites() throws Exception {
-        try (InProcessCluster cluster = InProcessCluster.start(3, root,
-                Map.of("dht.hints.enabled", "false", "dht.repair.interval", "0", "dht.repair.max-rate", MAX_RATE))) {
-            DhtClient coordinator = cluster.client(0);
+    void clientLatencyWithAndWithoutRepairInPairedWindows() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, Map.of("dht.hints.enabled", "false",
+                "dht.repair.interval", "0", "dht.repair.max-rate", MAX_RATE, "dht.repair.scan-rate", SCAN_RATE))) {
+            System.out.printf("BENCH settings: records %d, pairs %d, missed %d per pair, max-rate %s, scan-rate %s, "
+                    + "client %d GET/s at 2/3; load average %s%n", RECORDS, PAIRS, MISSED, MAX_RATE, SCAN_RATE,
+                    READS_PER_SECOND, loadAverage());
             cluster.stop(2);
-            ForkJoinPool writers = new ForkJoinPool(8);
-            writers.submit(() -> IntStream.range(0, RECORDS).parallel()
-                    .forEach(i -> assertThat(coordinator.put("key-" + i, "value-" + i + "-".repeat(100), "2/3")).isEqualTo(201))).get();
-            writers.shutdown();
+            write(cluster.client(0));
             cluster.start(2);
-
-            List<Long> baseline = readsFor(cluster, Duration.ofSeconds(15));   // warm-up
-            baseline = readsFor(cluster, Duration.ofSeconds(20));
-            List<Long> during = Collections.synchronizedList(new ArrayList<>());
-            ScheduledExecutorService load = startReads(cluster, during);
-            long started = System.nanoTime();
-            List<RepairResult> results = cluster.bean(2, AntiEntropyRepair.class).repairAll().block(Duration.ofMinutes(10));
-            double seconds = (System.nanoTime() - started) / 1e9;
-            load.shutdown();
-            load.awaitTermination(30, TimeUnit.SECONDS);
-            List<Long> after = readsFor(cluster, Duration.ofSeconds(15));
-            long pulled = results.stream().mapToLong(RepairResult::pulled).sum();
-            long compared = results.stream().mapToLong(RepairResult::recordsCompared).sum();
-            System.out.printf("BENCH records %d, max-rate %s: repair %.2f s, %d keys streamed (%.0f/s), %d pulled (%.0f/s); %s%n",
-                    RECORDS, MAX_RATE, seconds, compared, compared / seconds, pulled, pulled / seconds, results);
-            System.out.printf("BENCH client GET at %d/s: before p50 %.1f ms p99 %.1f ms (%d reads); during p50 %.1f ms p99 %.1f ms"
-                            + " (%d reads); after p50 %.1f ms p99 %.1f ms (%d reads)%n",
-                    READS_PER_SECOND, percentile(baseline, 50), percentile(baseline, 99), baseline.size(),
-                    percentile(during, 50), percentile(during, 99), during.size(),
-                    percentile(after, 50), percentile(after, 99), after.size());
+            ScheduledExecutorService load = startReads(cluster.client(0));
+            try {
+                Thread.sleep(10_000);
+                Window converge = repairWindow(cluster, "converge");
+                System.out.printf("BENCH converge: node 2 missed %d writes; repair %.2f s, %d keys streamed (%.0f/s), "
+                                + "%d pulled (%.0f/s), trees %s; client during it %s%n", RECORDS, converge.seconds(),
+                        converge.compared(), converge.compared() / converge.seconds(), converge.pulled(),
+                        converge.pulled() / converge.seconds(), converge.trees(), converge.latency());
+                pairs(cluster, converge.nanos());
+            } finally {
+                load.shutdown();
+                load.awaitTermination(30, TimeUnit.SECONDS);
+            }
         }
     }
 
-    private static List<Long> readsFor(InProcessCluster cluster, Duration duration) throws InterruptedException {
-        List<Long> latencies = Collections.synchronizedList(new ArrayList<>());
-        ScheduledExecutorService load = startReads(cluster, latencies);
-        Thread.sleep(duration.toMillis());
-        load.shutdown();
-        load.awaitTermination(30, TimeUnit.SECONDS);
-        return latencies;
+    private void pairs(InProcessCluster cluster, long firstQuietNanos) throws InterruptedException {
+        List<Double> quietP99 = new ArrayList<>();
+        List<Double> repairP99 = new ArrayList<>();
+        List<Double> ratios = new ArrayList<>();
+        long quietNanos = firstQuietNanos;
+        for (int pair = 0; pair < PAIRS; pair++) {
+            diverge(cluster);
+            Thread.sleep(GAP.toMillis());
+            Window quiet;
+            Window repair;
+            if (pair % 2 == 0) {
+                quiet = quietWindow("pair " + pair + " Q", quietNanos);
+                Thread.sleep(GAP.toMillis());
+                repair = repairWindow(cluster, "pair " + pair + " R");
+            } else {
+                repair = repairWindow(cluster, "pair " + pair + " R");
+                Thread.sleep(GAP.toMillis());
+                quiet = quietWindow("pair " + pair + " Q", repair.nanos());
+            }
+            quietNanos = repair.nanos();
+            Thread.sleep(GAP.toMillis());
+            for (Window window : pair % 2 == 0 ? List.of(quiet, repair) : List.of(repair, quiet)) {
+                System.out.printf("BENCH %s: %.1f s, client %s%s; load average %s%n", window.name(), window.seconds(),
+                        window.latency(), window.results() == null ? "" : String.format("; repair %d keys streamed, "
+                                + "%d pulled, trees %s", window.compared(), window.pulled(), window.trees()),
+                        window.load());
+            }
+            quietP99.add(quiet.latency().p99());
+            repairP99.add(repair.latency().p99());
+            ratios.add(repair.latency().p99() / quiet.latency().p99());
+        }
+        double quietMedian = median(quietP99);
+        double repairMedian = median(repairP99);
+        System.out.printf("BENCH summary over %d pairs: median client p99 quiet %.1f ms, during repair %.1f ms: ratio of "
+                        + "medians %.2f; median of the per-pair ratios %.2f (per pair: %s)%n", PAIRS, quietMedian,
+                repairMedian, repairMedian / quietMedian, median(ratios),
+                ratios.stream().map(ratio -> String.format("%.2f", ratio)).toList());
     }
 
-    /** GETs at {@link #READS_PER_SECOND} from node 0 (2/3), each latency in ns into {@code latencies}. */
-    private static ScheduledExecutorService startReads(InProcessCluster cluster, List<Long> latencies) {
+    /** Writes every key at 2/3 through {@code client}, 4 at a time, retrying a 503 (the machine is busy). */
+    private static void write(DhtClient client) throws Exception {
+        ForkJoinPool writers = new ForkJoinPool(4);
+        try {
+            writers.submit(() -> IntStream.range(0, RECORDS).parallel().forEach(i -> {
+                int status = 0;
+                for (int attempt = 0; attempt < 5 && status != 201; attempt++) {
+                    status = client.put("key-" + i, "value-" + i + "-".repeat(100), "2/3");
+                }
+                assertThat(status).as("key-%d", i).isEqualTo(201);
+            })).get();
+        } finally {
+            writers.shutdown();
+        }
+    }
+
+    /** A newer version of {@link #MISSED} random keys, written straight into the stores of nodes 0 and 1. */
+    private static void diverge(InProcessCluster cluster) {
+        long timestamp = cluster.bean(0, LocalStore.class).clock().now();
+        List<KeyedRecord> records = ThreadLocalRandom.current().ints(0, RECORDS).distinct().limit(MISSED)
+                .mapToObj(i -> new KeyedRecord(("key-" + i).getBytes(StandardCharsets.UTF_8), Record.value(timestamp,
+                        ("value-" + i + "-new-" + timestamp).getBytes(StandardCharsets.UTF_8))))
+                .toList();
+        cluster.bean(0, LocalStore.class).writeAll(records).block(Duration.ofMinutes(1));
+        cluster.bean(1, LocalStore.class).writeAll(records).block(Duration.ofMinutes(1));
+    }
+
+    private Window repairWindow(InProcessCluster cluster, String name) {
+        long started = System.nanoTime();
+        List<RepairResult> results = cluster.bean(2, AntiEntropyRepair.class).repairAll().block(Duration.ofMinutes(30));
+        long ended = System.nanoTime();
+        assertThat(results).allSatisfy(result -> assertThat(result.error()).isNull());
+        return new Window(name, started, ended, latency(started, ended), loadAverage(), results);
+    }
+
+    private Window quietWindow(String name, long nanos) throws InterruptedException {
+        long started = System.nanoTime();
+        TimeUnit.NANOSECONDS.sleep(nanos);
+        long ended = System.nanoTime();
+        return new Window(name, started, ended, latency(started, ended), loadAverage(), null);
+    }
+
+    /** GETs of random keys at {@link #READS_PER_SECOND} (2/3), latency from the tick, so a slow read delays none. */
+    private ScheduledExecutorService startReads(DhtClient client) {
         ScheduledExecutorService load = Executors.newScheduledThreadPool(16);
-        DhtClient client = cluster.client(0);
-        // a ticker hands each read to the pool, so a slow read does not delay the next (latency from the tick)
         load.scheduleAtFixedRate(() -> {
             long start = System.nanoTime();
             load.execute(() -> {
                 int status = client.get("key-" + ThreadLocalRandom.current().nextInt(RECORDS), "2/3").statusCode();
-                if (status == 200) {
-                    latencies.add(System.nanoTime() - start);
-                }
+                reads.add(new long[] {start, status == 200 ? System.nanoTime() - start : -1});
             });
         }, 0, 1_000_000 / READS_PER_SECOND, TimeUnit.MICROSECONDS);
         return load;
     }
 
-    private static double percentile(List<Long> latencies, int percent) {
-        List<Long> sorted;
-        synchronized (latencies) {
-            sorted = new ArrayList<>(latencies);
+    /** The reads that started in [started, ended). */
+    private Latency latency(long started, long ended) {
+        List<Long> latencies = new ArrayList<>();
+        int failed = 0;
+        for (long[] read : reads) {
+            if (read[0] >= started && read[0] < ended) {
+                if (read[1] < 0) {
+                    failed++;
+                } else {
+                    latencies.add(read[1]);
+                }
+            }
         }
-        Collections.sort(sorted);
+        Collections.sort(latencies);
+        return new Latency(percentile(latencies, 50), percentile(latencies, 99), latencies.size(), failed);
+    }
+
+    private static double percentile(List<Long> sorted, int percent) {
         return sorted.isEmpty() ? Double.NaN : sorted.get(Math.min(sorted.size() - 1, sorted.size() * percent / 100)) / 1e6;
+    }
+
+    private static double median(List<Double> values) {
+        List<Double> sorted = values.stream().sorted().toList();
+        int n = sorted.size();
+        return n % 2 == 1 ? sorted.get(n / 2) : (sorted.get(n / 2 - 1) + sorted.get(n / 2)) / 2;
+    }
+
+    private static String loadAverage() {
+        try {
+            return Files.readString(Path.of("/proc/loadavg")).split(" ")[0];
+        } catch (IOException | RuntimeException e) {
+            return "?";
+        }
+    }
+
+    /** Client latency of a window: p50 and p99 in ms of the reads answered 200, and the count of the others. */
+    private record Latency(double p50, double p99, int reads, int failed) {
+        @Override
+        public String toString() {
+            return String.format("p50 %.1f ms p99 %.1f ms (%d reads, %d not 200)", p50, p99, reads, failed);
+        }
+    }
+
+    /** One measured window; {@code results} are the repair's (null for a quiet window). */
+    private record Window(String name, long started, long ended, Latency latency, String load, List<RepairResult> results) {
+        long nanos() {
+            return ended - started;
+        }
+
+        double seconds() {
+            return nanos() / 1e9;
+        }
+
+        long compared() {
+            return results.stream().mapToLong(RepairResult::recordsCompared).sum();
+        }
+
+        long pulled() {
+            return results.stream().mapToLong(RepairResult::pulled).sum();
+        }
+
+        /** Per peer: tree build time and the scan rate it implies over the store's {@link #RECORDS} records. */
+        String trees() {
+            return results.stream().map(result -> String.format("%.2f s (%.0f records/s)", result.treeMillis() / 1e3,
+                    RECORDS / Math.max(result.treeMillis() / 1e3, 1e-3))).toList().toString();
+        }
     }
 }

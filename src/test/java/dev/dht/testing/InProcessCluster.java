@@ -10,6 +10,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
@@ -83,20 +84,26 @@ public final class InProcessCluster implements AutoCloseable {
         start(i, Map.of());
     }
 
-    /** Starts node {@code i} (again) on its port and data dir, with {@code nodeSettings} over the cluster's. */
+    /**
+     * Starts node {@code i} (again) on its port and data dir, with {@code nodeSettings} over the cluster's (also
+     * over the fixture's own, e.g. a shorter {@code dht.nodes}).
+     */
     public void start(int i, Map<String, String> nodeSettings) {
         if (nodes[i] != null) {
             throw new IllegalStateException("node " + i + " is running");
         }
-        List<String> args = new ArrayList<>(List.of(
-                "--server.port=" + urls.get(i).getPort(),
-                "--dht.self=" + urls.get(i),
-                "--dht.nodes=" + urls.stream().map(URI::toString).collect(Collectors.joining(",")),
-                "--dht.data-dir=" + dataDirs.get(i),
-                "--dht.cluster-secret=" + SECRET,
-                "--spring.lifecycle.timeout-per-shutdown-phase=2s"));
-        extraSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
-        nodeSettings.forEach((key, value) -> args.add("--" + key + "=" + value));
+        // one argument per setting: Spring joins repeated command-line arguments with commas instead of overriding
+        Map<String, String> settings = new LinkedHashMap<>();
+        settings.put("server.port", String.valueOf(urls.get(i).getPort()));
+        settings.put("dht.self", urls.get(i).toString());
+        settings.put("dht.nodes", urls.stream().map(URI::toString).collect(Collectors.joining(",")));
+        settings.put("dht.data-dir", dataDirs.get(i).toString());
+        settings.put("dht.cluster-secret", SECRET);
+        settings.put("spring.lifecycle.timeout-per-shutdown-phase", "2s");
+        settings.putAll(extraSettings);
+        settings.putAll(nodeSettings);
+        List<String> args = new ArrayList<>();
+        settings.forEach((key, value) -> args.add("--" + key + "=" + value));
         ReplicaFaults nodeFaults = faults.get(i);
         ServerFaults nodeServerFaults = serverFaults.get(i);
         Clock wallClock = wallClocks.apply(i);

@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
@@ -45,6 +46,8 @@ import org.iq80.leveldb.WriteOptions;
 public final class HintStore implements Closeable {
     private static final int SEQUENCE_BYTES = 8;
     private static final int SEQUENCE_TIME_SHIFT = 16;
+    /** Hints deleted per LevelDB write by {@link #removePeersOtherThan}. */
+    static final int REMOVE_BATCH = 10_000;
 
     private final DB db;
     private final WriteOptions writeOptions;
@@ -160,6 +163,53 @@ public final class HintStore implements Closeable {
             pending.get(hint.peer()).decrement();
         }
         sizeBytes.add(-bytes);
+    }
+
+    /**
+     * Deletes every hint whose peer is not in {@code peers} (a peer removed from {@code dht.nodes}: nothing would
+     * ever replay them) and returns how many there were. One pass over the store, deleting in write batches of
+     * {@link #REMOVE_BATCH}. Blocking; start-up only, before any replay.
+     *
+     * @throws dev.dht.storage.StorageFullException below the free-space reserve (nothing deleted from then on)
+     */
+    public long removePeersOtherThan(Set<String> peers) {
+        long removed = 0;
+        List<Map.Entry<byte[], byte[]>> doomed = new ArrayList<>();
+        try (DBIterator iterator = db.iterator()) {
+            for (iterator.seekToFirst(); iterator.hasNext(); ) {
+                Map.Entry<byte[], byte[]> entry = iterator.next();
+                if (!peers.contains(peerOf(entry.getKey()))) {
+                    doomed.add(entry);
+                    if (doomed.size() == REMOVE_BATCH) {
+                        removed += delete(doomed);
+                    }
+                }
+            }
+            removed += delete(doomed);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        pending.keySet().retainAll(peers);
+        return removed;
+    }
+
+    /** Deletes the hints {@code entries} in one write, uncounts them and clears the list; returns how many. */
+    private int delete(List<Map.Entry<byte[], byte[]>> entries) throws IOException {
+        if (entries.isEmpty()) {
+            return 0;
+        }
+        reserve.require();
+        try (WriteBatch batch = db.createWriteBatch()) {
+            entries.forEach(entry -> batch.delete(entry.getKey()));
+            db.write(batch, writeOptions);
+        }
+        for (Map.Entry<byte[], byte[]> entry : entries) {
+            pending.get(peerOf(entry.getKey())).decrement();
+            sizeBytes.add(-(entry.getKey().length + entry.getValue().length));
+        }
+        int count = entries.size();
+        entries.clear();
+        return count;
     }
 
     /** Hints kept for {@code peer}. Any thread. */

@@ -11,9 +11,12 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.stream.Collectors;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * stored on the hints thread, and dropped (counted) whenever it cannot be kept.
  *
  * <p>Metrics: Counter {@code dht.hints.stored}; Counter {@code dht.hints.dropped} (tag reason: {@code window},
- * {@code full}, {@code overloaded} = the hints thread's queue full, {@code error} = the store failed); Gauge
+ * {@code full}, {@code overloaded} = the hints thread's queue full, {@code error} = the store failed,
+ * {@code removed_peer} = kept for a peer no longer in {@code dht.nodes}, deleted at start-up); Gauge
  * {@code dht.hints.pending} (tag peer); Gauge {@code dht.hints.size} (bytes); Counter {@code dht.hints.replayed}
  * ({@link HintReplayer}).
  *
@@ -40,6 +44,8 @@ public final class HintedHandoff implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HintedHandoff.class);
     /** Hint store tasks that may wait for the hints thread; an offer beyond it is dropped (reason overloaded). */
     static final int QUEUE_CAPACITY = 8192;
+    /** Reason tag of hints deleted because their peer is no longer in {@code dht.nodes}. */
+    static final String REMOVED_PEER = "removed_peer";
 
     private final HintStore store;
     private final StorageScheduler thread = new StorageScheduler(1, QUEUE_CAPACITY, "hints");
@@ -69,7 +75,7 @@ public final class HintedHandoff implements AutoCloseable {
         this.registry = registry;
         this.stored = Counter.builder("dht.hints.stored").description("replica writes kept as hints")
                 .register(registry);
-        for (String reason : new String[] {"window", "full", "disk", "overloaded", "error"}) {
+        for (String reason : new String[] {"window", "full", "disk", "overloaded", "error", REMOVED_PEER}) {
             droppedCounter(reason);
         }
         Gauge.builder("dht.hints.size", store, HintStore::sizeBytes).baseUnit("bytes")
@@ -87,6 +93,28 @@ public final class HintedHandoff implements AutoCloseable {
                 .description("hints kept for the peer, not yet replayed").tag("peer", peer.name()).register(registry);
         replayer.replayTo(peer, replica);
         return new HintingReplica(peer, replica, this);
+    }
+
+    /**
+     * Deletes the hints kept for peers not in {@code nodes} (removed from {@code dht.nodes} since they were stored:
+     * nothing would ever replay them), counts them in {@code dht.hints.dropped{reason=removed_peer}} and logs one
+     * line with the count. The topology is static, so this runs once, at start-up, before any replay; it blocks on
+     * the hint store (the caller's thread, not an event loop). Below the free-space reserve the rest is kept
+     * (logged) and deleted at a later start; the batches deleted before that are then not counted.
+     */
+    public void dropHintsOfRemovedPeers(Collection<Node> nodes) {
+        Set<String> names = nodes.stream().map(Node::name).collect(Collectors.toSet());
+        long removed;
+        try {
+            removed = store.removePeersOtherThan(names);
+        } catch (StorageFullException e) {
+            log.warn("hints of peers no longer in dht.nodes not deleted: {}", e.getMessage());
+            return;
+        }
+        if (removed > 0) {
+            droppedCounter(REMOVED_PEER).increment(removed);
+            log.info("deleted {} hints of peers no longer in dht.nodes", removed);
+        }
     }
 
     /**

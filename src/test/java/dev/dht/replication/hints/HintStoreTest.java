@@ -11,6 +11,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -68,6 +69,30 @@ class HintStoreTest {
             assertThatThrownBy(() -> store.remove(hints)).isInstanceOf(StorageFullException.class);
             assertThat(keys(store.oldest(PEER, 10))).containsExactly("k0");
             assertThat(store.pending(PEER)).isEqualTo(1);
+        }
+    }
+
+    @Test
+    void hintsOfPeersNoLongerInTheClusterAreDeletedAndTheOthersKept() throws IOException {
+        try (HintStore store = HintStore.open(dir, StorageEngine.JAVA, false)) {
+            for (int i = 0; i < 5; i++) {
+                store.add(PEER, bytes("k" + i), Record.value(100 + i, bytes("v" + i)));
+                store.add(OTHER_PEER, bytes("other" + i), Record.value(200 + i, bytes("w" + i)));
+            }
+            long keptBytes = store.oldest(PEER, 10).stream()
+                    .mapToLong(hint -> HintStore.sizeOf(PEER, hint.key(), hint.record())).sum();
+
+            assertThat(store.removePeersOtherThan(Set.of(PEER, "localhost:1"))).isEqualTo(5);
+
+            assertThat(store.pending(OTHER_PEER)).isZero();
+            assertThat(store.oldest(OTHER_PEER, 10)).isEmpty();
+            assertThat(keys(store.oldest(PEER, 10))).containsExactly("k0", "k1", "k2", "k3", "k4");
+            assertThat(store.sizeBytes()).isEqualTo(keptBytes);
+            assertThat(store.removePeersOtherThan(Set.of(PEER))).as("nothing left to delete").isZero();
+        }
+        try (HintStore store = HintStore.open(dir, StorageEngine.JAVA, false)) {
+            assertThat(store.pending(OTHER_PEER)).as("deleted for good").isZero();
+            assertThat(store.pending(PEER)).isEqualTo(5);
         }
     }
 
