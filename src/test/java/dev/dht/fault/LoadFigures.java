@@ -14,8 +14,21 @@ import java.util.TreeMap;
 record LoadFigures(int requests, int ok, Map<Integer, Integer> others, int refusedWithoutRetryAfter,
         double p50Ms, double p99Ms, double seconds) {
 
+    /** Figures of {@code outcomes}, offered over {@code seconds}. */
     static LoadFigures of(List<Outcome> outcomes, double seconds) {
+        return of(outcomes, seconds, outcomes.size());
+    }
+
+    /**
+     * Figures of {@code outcomes} of {@code offered} requests offered over {@code seconds}; those without an outcome
+     * yet count as {@link Outcome#UNANSWERED} (a failure; their latency is unknown, so they are not in the
+     * percentiles).
+     */
+    static LoadFigures of(List<Outcome> outcomes, double seconds, long offered) {
         Map<Integer, Integer> others = new TreeMap<>();
+        if (offered > outcomes.size()) {
+            others.put(Outcome.UNANSWERED, (int) (offered - outcomes.size()));
+        }
         int ok = 0;
         int withoutRetryAfter = 0;
         double[] latencies = new double[outcomes.size()];
@@ -35,7 +48,7 @@ record LoadFigures(int requests, int ok, Map<Integer, Integer> others, int refus
         }
         double[] sorted = java.util.Arrays.copyOf(latencies, answered);
         java.util.Arrays.sort(sorted);
-        return new LoadFigures(outcomes.size(), ok, Map.copyOf(others), withoutRetryAfter,
+        return new LoadFigures((int) Math.max(offered, outcomes.size()), ok, Map.copyOf(others), withoutRetryAfter,
                 percentile(sorted, 50), percentile(sorted, 99), seconds);
     }
 
@@ -77,6 +90,7 @@ record LoadFigures(int requests, int ok, Map<Integer, Integer> others, int refus
             case Outcome.IO_ERROR -> "I/O error";
             case Outcome.TIMEOUT -> "client timeout";
             case Outcome.WRONG_VALUE -> "wrong value";
+            case Outcome.UNANSWERED -> "no answer within 2 s of the step's end";
             default -> Integer.toString(status);
         };
     }

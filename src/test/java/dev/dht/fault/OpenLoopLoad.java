@@ -167,6 +167,8 @@ final class OpenLoopLoad implements AutoCloseable {
         static final int TIMEOUT = -3;
         /** A GET answered 200 with another value than the one acknowledged. */
         static final int WRONG_VALUE = -4;
+        /** Not answered yet when the figures were taken (see {@link LoadFigures#of(List, double, long)}). */
+        static final int UNANSWERED = -5;
 
         boolean ok() {
             return status >= 200 && status < 300;
@@ -216,6 +218,11 @@ final class OpenLoopLoad implements AutoCloseable {
                 }
             }
             return window;
+        }
+
+        /** Requests offered (sent or counted as not sent); 0 until {@link #offer} returned. */
+        long sent() {
+            return sent;
         }
 
         /** Every outcome so far. */
