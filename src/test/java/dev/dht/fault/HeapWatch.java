@@ -97,8 +97,7 @@ final class HeapWatch {
             }
         }
         scrapes++;
-        long peak = used;
-        peakUsed.accumulateAndGet(node, peak, Math::max);
+        peakUsed.accumulateAndGet(node, used, Math::max);
         max.set(node, limit);
     }
 

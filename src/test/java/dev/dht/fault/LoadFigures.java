@@ -1,6 +1,7 @@
 package dev.dht.fault;
 
 import dev.dht.fault.OpenLoopLoad.Outcome;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -46,8 +47,8 @@ record LoadFigures(int requests, int ok, Map<Integer, Integer> others, int refus
                 latencies[answered++] = outcome.latencyMs();
             }
         }
-        double[] sorted = java.util.Arrays.copyOf(latencies, answered);
-        java.util.Arrays.sort(sorted);
+        double[] sorted = Arrays.copyOf(latencies, answered);
+        Arrays.sort(sorted);
         return new LoadFigures((int) Math.max(offered, outcomes.size()), ok, Map.copyOf(others), withoutRetryAfter,
                 percentile(sorted, 50), percentile(sorted, 99), seconds);
     }
