@@ -118,6 +118,9 @@ run_wrk() {  # run_wrk METHOD SECONDS FILE
 }
 field() { sed -n "s/.*ratio-summary.* $2=\([0-9]*\).*/\1/p" "$1"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }   # utime + stime, in clock ticks
+# voluntary context switches of the node's threads alive now: a thread that parks to wait for work (a hand-off
+# between threads, an idle event loop) switches once each time; preemption by other processes is not counted
+switches() { cat /proc/"$PID"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'; }
 allocated() {  # heap bytes allocated since start (Micrometer, updated at each GC), empty without the endpoint
   curl -sf -m 5 "$URL/actuator/prometheus" | awk '/^jvm_gc_memory_allocated_bytes_total/ { s += $2 } END { if (NR) printf "%.0f", s }'
 }
@@ -140,8 +143,8 @@ REPORT="$OUT/report.md"
   echo "$CONNECTIONS connections, ${DURATION}-s runs after ${WARMUP}-s warm-ups, $VALUE_SIZE-byte values, $KEYS keys,"
   echo "heap $NODE_HEAP, pinned: $PIN, $(nproc) CPUs."
   echo
-  echo "| op | answered | answered/s | CPU us/request | allocated bytes/request | p99 ms | failures |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "| op | answered | answered/s | CPU us/request | allocated bytes/request | thread switches/request | p99 ms | failures |"
+  echo "|---|---|---|---|---|---|---|---|"
 } >"$REPORT"
 for method in $METHODS; do
   name="$method-$MODE"
@@ -154,9 +157,9 @@ for method in $METHODS; do
     alloc) profiler "start,event=alloc" ;;
     lock) profiler "start,event=lock" ;;
   esac
-  cpu0=$(cpu_ticks)
+  cpu0=$(cpu_ticks); switches0=$(switches)
   run_wrk "$method" "$DURATION" "$OUT/$name.txt"
-  cpu1=$(cpu_ticks)
+  cpu1=$(cpu_ticks); switches1=$(switches)
   if [ "$MODE" != none ]; then
     profiler "dump,collapsed,total,file=$OUT/$name.collapsed"
     profiler "stop,file=$OUT/$name.html"
@@ -167,6 +170,7 @@ for method in $METHODS; do
   failures=$(( $(field "$OUT/$name.txt" status_5xx) + $(field "$OUT/$name.txt" errors_connect) \
     + $(field "$OUT/$name.txt" errors_read) + $(field "$OUT/$name.txt" errors_write) + $(field "$OUT/$name.txt" errors_timeout) ))
   cpu_us=$(calc "($cpu1 - $cpu0) * 1000000 / $HZ / $answered")
+  per_switch=$(calc "($switches1 - $switches0) / $answered")
   if [ -n "$alloc0" ] && [ -n "$alloc1" ]; then
     bytes=$(calc "($alloc1 - $alloc0) / $answered")
   elif [ "$MODE" = alloc ] && [ -s "$OUT/$name.collapsed" ]; then
@@ -174,8 +178,8 @@ for method in $METHODS; do
   else
     bytes="-"
   fi
-  printf '| %s | %d | %.0f | %.1f | %s | %.1f | %d |\n' "$method" "$answered" \
-    "$(calc "$answered / ($(field "$OUT/$name.txt" duration_us) / 1000000)")" "$cpu_us" "$bytes" \
+  printf '| %s | %d | %.0f | %.1f | %s | %.2f | %.1f | %d |\n' "$method" "$answered" \
+    "$(calc "$answered / ($(field "$OUT/$name.txt" duration_us) / 1000000)")" "$cpu_us" "$bytes" "$per_switch" \
     "$(calc "$(field "$OUT/$name.txt" p99_us) / 1000")" "$failures" >>"$REPORT"
   log "  $method: $answered answered, CPU $cpu_us us/request, $bytes bytes/request"
   [ "$MODE" = none ] || awk -f "$ROOT/gatling/profile-shares.awk" "$OUT/$name.collapsed" | sort -rn >"$OUT/$name-shares.txt"
