@@ -122,7 +122,7 @@ cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }   # utime + stime, 
 # between threads, an idle event loop) switches once each time; preemption by other processes is not counted
 switches() { cat /proc/"$PID"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'; }
 allocated() {  # heap bytes allocated since start (Micrometer, updated at each GC), empty without the endpoint
-  curl -sf -m 5 "$URL/actuator/prometheus" | awk '/^jvm_gc_memory_allocated_bytes_total/ { s += $2 } END { if (NR) printf "%.0f", s }'
+  { curl -sf -m 5 "$URL/actuator/prometheus" || true; } | awk '/^jvm_gc_memory_allocated_bytes_total/ { s += $2 } END { if (NR) printf "%.0f", s }'
 }
 # profiler ACTION: one async-profiler command (jcmd parses a bare a=b,c as a named option, hence the inner quotes);
 # the agent prints its messages and errors to the node's log
