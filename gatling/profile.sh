@@ -152,7 +152,7 @@ for method in $METHODS; do
   alloc0=$(allocated)
   case "$MODE" in
     none) ;;
-    cpu) profiler "start,event=$EVENT,interval=$INTERVAL" || { log "event $EVENT failed, using itimer"; profiler "start,event=itimer,interval=$INTERVAL"; } ;;
+    cpu) profiler "start,event=$EVENT,interval=$INTERVAL" ;;
     wall) profiler "start,event=wall,interval=$INTERVAL" ;;
     alloc) profiler "start,event=alloc" ;;
     lock) profiler "start,event=lock" ;;
@@ -163,6 +163,8 @@ for method in $METHODS; do
   if [ "$MODE" != none ]; then
     profiler "dump,collapsed,total,file=$OUT/$name.collapsed"
     profiler "stop,file=$OUT/$name.html"
+    # jcmd reports success whatever the agent did; the agent's own errors are in the node's log
+    [ -s "$OUT/$name.collapsed" ] || log "  no profile recorded; see the agent's message in $OUT/node/ (without perf_events: --event itimer)"
   fi
   gc
   alloc1=$(allocated)
@@ -182,7 +184,7 @@ for method in $METHODS; do
     "$(calc "$answered / ($(field "$OUT/$name.txt" duration_us) / 1000000)")" "$cpu_us" "$bytes" "$per_switch" \
     "$(calc "$(field "$OUT/$name.txt" p99_us) / 1000")" "$failures" >>"$REPORT"
   log "  $method: $answered answered, CPU $cpu_us us/request, $bytes bytes/request"
-  [ "$MODE" = none ] || awk -f "$ROOT/gatling/profile-shares.awk" "$OUT/$name.collapsed" | sort -rn >"$OUT/$name-shares.txt"
+  [ "$MODE" = none ] || [ ! -s "$OUT/$name.collapsed" ] || awk -f "$ROOT/gatling/profile-shares.awk" "$OUT/$name.collapsed" | sort -rn >"$OUT/$name-shares.txt"
 done
 for method in $METHODS; do
   [ -s "$OUT/$method-$MODE-shares.txt" ] || continue
