@@ -3,9 +3,8 @@ package dev.dht.metrics;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
-import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReferenceArray;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpStatusCode;
 import org.springframework.web.server.ServerWebExchange;
@@ -20,10 +19,18 @@ import reactor.core.publisher.Mono;
  *
  * <p>The time is taken when the response is committed, so it includes error answers written by the error
  * handler; for a range it is the time to the first byte. Non-blocking.
+ *
+ * <p>Each timer is registered on its first use and then found by operation and status code in an array, not
+ * by a key built per request: the lookup allocates nothing.
  */
 public final class ClientRequestMetrics implements WebFilter, Ordered {
+    /** Status codes whose timers are kept in {@link #timers}; a timer of any other is looked up in the registry. */
+    private static final int FIRST_STATUS = 100;
+    private static final int STATUSES = 500;
+
     private final MeterRegistry registry;
-    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    /** The timers by operation ({@link #operationIndex}) and status code, each filled on its first use. */
+    private final AtomicReferenceArray<Timer> timers = new AtomicReferenceArray<>(6 * STATUSES);
 
     public ClientRequestMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -51,14 +58,41 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
     }
 
     private Timer timer(String operation, int status) {
-        return timers.computeIfAbsent(operation + status, key -> Timer.builder("dht.client.requests")
+        int operationIndex = operationIndex(operation);
+        if (operationIndex < 0 || status < FIRST_STATUS || status >= FIRST_STATUS + STATUSES) {
+            return register(operation, status);
+        }
+        int slot = operationIndex * STATUSES + status - FIRST_STATUS;
+        Timer timer = timers.get(slot);
+        if (timer == null) {
+            // two threads registering at once get the same meter: the registry keeps one per name and tags
+            timer = register(operation, status);
+            timers.set(slot, timer);
+        }
+        return timer;
+    }
+
+    private static int operationIndex(String operation) {
+        return switch (operation) {
+            case "get" -> 0;
+            case "put" -> 1;
+            case "delete" -> 2;
+            case "other" -> 3;
+            case "range" -> 4;
+            case "status" -> 5;
+            default -> -1;
+        };
+    }
+
+    private Timer register(String operation, int status) {
+        return Timer.builder("dht.client.requests")
                 .description("Client requests of the v0 API, time to response commit")
                 .tag("operation", operation)
                 .tag("status", Integer.toString(status))
                 .publishPercentileHistogram()
                 .minimumExpectedValue(Duration.ofNanos(100_000))
                 .maximumExpectedValue(Duration.ofSeconds(10))
-                .register(registry));
+                .register(registry);
     }
 
     /**
