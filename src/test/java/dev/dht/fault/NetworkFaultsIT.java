@@ -186,7 +186,7 @@ class NetworkFaultsIT {
      * every chunk of every connection to node 2 for 200 ms in each direction (node 2 listens on 127.0.0.1 behind
      * it; its own calls to the others are not slowed, and it coordinates nothing here). 6 clients of nodes 0 and 1
      * at 2/3: all succeed once the first 3 s passed (reported, as the frozen node's are); the p99 is printed and
-     * written in the row, not asserted. A status request to node 2 checks that the link was slow.
+     * written in the row, not asserted. The fastest of 5 status requests to node 2 shows that the link is slow.
      */
     @Test
     void aSlowLinkToOneNodeDoesNotFailQuorumRequests() throws Exception {
@@ -198,10 +198,14 @@ class NetworkFaultsIT {
         LoadClients.Phase slow;
         long statusMs;
         try {
-            long started = System.nanoTime();
-            assertThat(status(HttpRequest.newBuilder(cluster.url(2).resolve("/v0/status")))).isEqualTo(200);
-            statusMs = (System.nanoTime() - started) / 1_000_000;
-            Thread.sleep(Math.max(0, 3_000 - statusMs));
+            long slowed = System.nanoTime();
+            statusMs = Long.MAX_VALUE; // the fastest of 5: a busy machine only adds to a request's time
+            for (int i = 0; i < 5; i++) {
+                long started = System.nanoTime();
+                assertThat(status(HttpRequest.newBuilder(cluster.url(2).resolve("/v0/status")))).isEqualTo(200);
+                statusMs = Math.min(statusMs, (System.nanoTime() - started) / 1_000_000);
+            }
+            Thread.sleep(Math.max(0, 3_000 - (System.nanoTime() - slowed) / 1_000_000));
             first = load.phase("link slowed, next 7 s");
             Thread.sleep(7_000);
         } finally {
@@ -215,12 +219,12 @@ class NetworkFaultsIT {
                 : "no netem in this kernel: a delaying TCP relay in node 2's namespace, 200 ms per chunk each way";
         ReliabilityReport.row("slow-link", "slow link to node 2 (+200 ms each way, " + how
                 + "; 6 clients of nodes 0-1, PUT+GET 2/3)", "warm-up " + warmUpMs + " ms; "
-                        + String.join("; ", normal.summary(), first.summary(), slow.summary(), restored.summary()) + "; GET /v0/status of node 2 over the slow link "
-                        + statusMs + " ms", String.format(Locale.ROOT, "%.2f %% ok in the first 3 s, %.2f %% after; "
+                        + String.join("; ", normal.summary(), first.summary(), slow.summary(), restored.summary())
+                        + "; GET /v0/status of node 2 over the slow link: fastest of 5 " + statusMs + " ms", String.format(Locale.ROOT, "%.2f %% ok in the first 3 s, %.2f %% after; "
                                 + "p99 %.0f ms (goal: under 100 ms)",
                         100.0 * first.succeeded() / Math.max(1, first.requests()),
                         100.0 * slow.succeeded() / Math.max(1, slow.requests()), slow.percentileMs(99)));
-        assertThat(statusMs).as("ms for a status request over the slowed link (2 x 200 ms)")
+        assertThat(statusMs).as("ms for the fastest of 5 status requests over the slowed link (2 x 200 ms)")
                 .isGreaterThanOrEqualTo(390);
         assertThat(slow.requests()).isPositive();
         assertThat(slow.succeeded()).as("requests at 2/3 while node 2's link is slow: " + slow.summary())
