@@ -21,6 +21,11 @@ public final class NamespaceNetwork {
     private static final String SUBNET = "10.213.0.";
     private static final String BRIDGE_ADDRESS = SUBNET + "254";
 
+    private static final String[] FORWARD_RULE_ADD = {"iptables", "-I", "FORWARD", "-i", BRIDGE, "-o", BRIDGE, "-j",
+            "ACCEPT"};
+    private static final String[] FORWARD_RULE_DELETE = {"iptables", "-D", "FORWARD", "-i", BRIDGE, "-o", BRIDGE,
+            "-j", "ACCEPT"};
+
     private final int hosts;
 
     private NamespaceNetwork(int hosts) {
@@ -54,6 +59,8 @@ public final class NamespaceNetwork {
             must("ip", "link", "add", BRIDGE, "type", "bridge");
             must("ip", "addr", "add", BRIDGE_ADDRESS + "/24", "dev", BRIDGE);
             must("ip", "link", "set", BRIDGE, "up");
+            // with br_netfilter, bridged frames pass the root namespace's FORWARD chain, whose policy may be DROP
+            run(FORWARD_RULE_ADD);
             for (int i = 0; i < hosts; i++) {
                 String ns = network.namespace(i);
                 must("ip", "netns", "add", ns);
@@ -125,8 +132,8 @@ public final class NamespaceNetwork {
     }
 
     /**
-     * Kills every process left in the namespaces (SIGKILL), then deletes the namespaces, veths and bridge; what
-     * does not exist is skipped, so it also cleans up after a crashed run.
+     * Kills every process left in the namespaces (SIGKILL), then deletes the namespaces, the bridge's FORWARD
+     * rule, veths and bridge; what does not exist is skipped, so it also cleans up after a crashed run.
      */
     public void remove() throws IOException, InterruptedException {
         for (String ns : namespaces()) {
@@ -138,6 +145,9 @@ public final class NamespaceNetwork {
                 Thread.sleep(200);
             }
             run("ip", "netns", "del", ns);
+        }
+        while (run(FORWARD_RULE_DELETE) != null) {
+            // one rule per run that added it
         }
         String links = run("ip", "-o", "link", "show");
         if (links != null) {
