@@ -73,6 +73,23 @@ final class LoadClients {
         return phase;
     }
 
+    /**
+     * Lets the clients run, in 2-s phases of the given names, until one in which every request of every client
+     * succeeded (the JVMs compiled the request path: a cold cluster on a busy machine misses the 1-s replica
+     * timeout now and then), at most 40 s, so that a fault starts on a warm cluster. Returns the ms it took.
+     */
+    static long warmUp(Map<LoadClients, String> phaseNames) throws InterruptedException {
+        long started = System.nanoTime();
+        boolean steady = false;
+        while (!steady && System.nanoTime() - started < Duration.ofSeconds(40).toNanos()) {
+            phaseNames.forEach(LoadClients::phase);
+            Thread.sleep(2_000);
+            steady = phaseNames.keySet().stream().map(LoadClients::current)
+                    .allMatch(phase -> phase.requests() > 0 && phase.succeeded() == phase.requests());
+        }
+        return (System.nanoTime() - started) / 1_000_000;
+    }
+
     private void run(int client, String prefix, URI node, String replicas) {
         List<String> written = new ArrayList<>();
         for (int n = 0; running.get(); n++) {

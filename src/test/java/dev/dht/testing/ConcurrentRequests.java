@@ -7,6 +7,7 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.IntFunction;
+import java.util.function.Predicate;
 
 /**
  * Sends blocking requests from threads of their own, released together by one latch, so that they really are in
@@ -34,6 +35,22 @@ public final class ConcurrentRequests {
         } finally {
             threads.shutdownNow();
         }
+    }
+
+    /**
+     * The items {@code test} holds for, tested by {@code threads} threads at once (for blocking tests such as one
+     * request per item); each thread takes every {@code threads}-th item, so the order of the result is not kept.
+     */
+    public static <T> List<T> filter(List<T> items, int threads, Predicate<T> test) {
+        return releasedTogether(threads, slice -> {
+            List<T> matching = new ArrayList<>();
+            for (int i = slice; i < items.size(); i += threads) {
+                if (test.test(items.get(i))) {
+                    matching.add(items.get(i));
+                }
+            }
+            return matching;
+        }).stream().flatMap(List::stream).toList();
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
