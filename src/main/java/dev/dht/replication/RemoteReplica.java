@@ -246,15 +246,21 @@ public final class RemoteReplica implements Replica {
     /**
      * {@inheritDoc}
      *
-     * <p>{@link #PEER_DOWN} also while the peer is stalled ({@link OutstandingCalls#stalled}): calls to it are
-     * outstanding and it has answered none for longer than {@code dht.speculative-retry-delay}. A frozen peer
-     * (SIGSTOP, a long pause) fails no call before {@code dht.replica-timeout}, so until then {@link PeerHealth}
-     * still sees it up; without this, reads would keep asking it first and, once the speculative retry budget
-     * ({@link RetryBudget}) is spent, wait out the timeout (504). Its next answer ranks it up again.
+     * <p>{@link #PEER_DOWN} while {@link PeerHealth} has it down (its last call failed); else
+     * {@link #PEER_STALLED} while it is stalled ({@link OutstandingCalls#stalled}): calls to it are outstanding
+     * and it has answered none for longer than {@code dht.speculative-retry-delay}. A frozen peer (SIGSTOP, a long
+     * pause) fails no call before {@code dht.replica-timeout}, so until then {@link PeerHealth} still sees it up;
+     * without the stall rank, reads would keep asking it first and, once the speculative retry budget
+     * ({@link RetryBudget}) is spent, wait out the timeout (504). Its next answer ranks it up again. A stalled
+     * peer ranks above a failed one: on a machine short of CPU a healthy peer's calls stall too, and ranking both
+     * alike let a read ask a partitioned peer first and wait out its timeout (NetworkFaultsIT, RELIABILITY.md).
      */
     @Override
     public int readRank() {
-        return health.isUp(node) && !outstanding.stalled() ? PEER_UP : PEER_DOWN;
+        if (!health.isUp(node)) {
+            return PEER_DOWN;
+        }
+        return outstanding.stalled() ? PEER_STALLED : PEER_UP;
     }
 
     /** The peer this replica talks to. */

@@ -1,0 +1,115 @@
+package dev.dht.replication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.cluster.Node;
+import dev.dht.cluster.PeerHealth;
+import dev.dht.metrics.ReplicaCallMetrics;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.Socket;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.springframework.web.reactive.function.client.WebClient;
+import reactor.core.Disposable;
+
+/**
+ * Where a read ranks a peer ({@link RemoteReplica#readRank}): a peer that takes calls and answers none (here a
+ * socket that accepts and never replies) is stalled once the stall threshold passes, and a stalled peer is asked
+ * before one whose last call failed (a partitioned or dead peer), so that on a machine short of CPU, where the
+ * healthy peer's calls stall now and then too, a read does not ask the partitioned one first.
+ */
+class RemoteReplicaReadRankTest {
+    private static final Duration STALL = Duration.ofMillis(20);
+
+    private final PeerHealth health = new PeerHealth();
+    private final ReplicaCallMetrics metrics = new ReplicaCallMetrics(new SimpleMeterRegistry());
+    private final List<Socket> accepted = new ArrayList<>();
+    private final List<Disposable> calls = new ArrayList<>();
+    private ServerSocket silentPeer;
+    private Thread acceptor;
+
+    @BeforeEach
+    void openSilentPeer() throws IOException {
+        silentPeer = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
+        acceptor = new Thread(() -> {
+            while (!silentPeer.isClosed()) {
+                try {
+                    Socket socket = silentPeer.accept(); // read nothing, answer nothing: a stalled peer
+                    synchronized (accepted) {
+                        accepted.add(socket);
+                    }
+                } catch (IOException closed) {
+                    return;
+                }
+            }
+        }, "silent-peer");
+        acceptor.setDaemon(true);
+        acceptor.start();
+    }
+
+    @AfterEach
+    void close() throws Exception {
+        calls.forEach(Disposable::dispose);
+        silentPeer.close();
+        synchronized (accepted) {
+            for (Socket socket : accepted) {
+                socket.close();
+            }
+        }
+        acceptor.join(TimeUnit.SECONDS.toMillis(5));
+    }
+
+    @Test
+    void aPeerWithNoCallsOutstandingAndNoFailureRanksUp() {
+        assertThat(replica(silentPeerNode()).readRank()).isEqualTo(Replica.PEER_UP);
+    }
+
+    @Test
+    void aPeerLeavingACallUnansweredPastTheThresholdRanksStalled() throws Exception {
+        RemoteReplica peer = replica(silentPeerNode());
+        calls.add(peer.read("k").subscribe(record -> { }, error -> { }));
+        awaitRank(peer, Replica.PEER_STALLED);
+        assertThat(peer.readRank()).isEqualTo(Replica.PEER_STALLED);
+    }
+
+    @Test
+    void aPeerWhoseLastCallFailedRanksBelowAStalledOne() throws Exception {
+        RemoteReplica stalled = replica(silentPeerNode());
+        calls.add(stalled.read("k").subscribe(record -> { }, error -> { }));
+        awaitRank(stalled, Replica.PEER_STALLED);
+        Node cutOff = new Node(URI.create("http://127.0.0.1:9"), false);
+        RemoteReplica partitioned = replica(cutOff);
+        health.failed(cutOff, new IOException("connection timed out"));
+
+        assertThat(partitioned.readRank()).isEqualTo(Replica.PEER_DOWN);
+        List<RemoteReplica> readOrder = new ArrayList<>(List.of(partitioned, stalled));
+        readOrder.sort(Comparator.comparingInt(Replica::readRank));
+        assertThat(readOrder).as("peers in the order a read asks them").containsExactly(stalled, partitioned);
+    }
+
+    private Node silentPeerNode() {
+        return new Node(URI.create("http://127.0.0.1:" + silentPeer.getLocalPort()), false);
+    }
+
+    private RemoteReplica replica(Node node) {
+        return new RemoteReplica(node, WebClient.create(), "secret", health, metrics, Duration.ofSeconds(30), 4,
+                Duration.ofSeconds(30), STALL);
+    }
+
+    private static void awaitRank(RemoteReplica peer, int rank) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (peer.readRank() != rank && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+    }
+}
