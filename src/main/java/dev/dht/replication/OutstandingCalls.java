@@ -16,9 +16,10 @@ import java.util.function.LongSupplier;
  * {@code Balancers.aperture}, which count outstanding requests per endpoint) and Cassandra's dynamic snitch
  * ({@code DynamicEndpointSnitch}, which ranks replicas by recent latency so reads stop going first to a replica
  * that has become slow). Unlike a latency average, which learns of a hung peer only from calls that finished,
- * this sees it from the calls that have not.
+ * this sees it from the calls that have not. A peer that answers every call, but late (a slow link), is told by a
+ * smoothed answer time instead ({@link #slow}).
  *
- * <p>Thread-safe and lock-free: one atomic counter and one volatile timestamp; a call costs two atomic updates
+ * <p>Thread-safe and lock-free: one atomic counter and two volatile fields; a call costs two atomic updates
  * and one {@link System#nanoTime} read (two when it is answered). Never blocks.
  */
 final class OutstandingCalls {
@@ -27,6 +28,8 @@ final class OutstandingCalls {
     private final AtomicInteger outstanding = new AtomicInteger();
     /** Nano time of the peer's last answer, or of the last call sent while none was outstanding. */
     private volatile long progressNanos;
+    /** Smoothed time to answer, ns ({@link #answered(long)}); 0 before the first timed answer. */
+    private volatile long smoothedAnswerNanos;
 
     /** @param stallThreshold how long a peer with calls outstanding may answer nothing before it counts as stalled */
     OutstandingCalls(Duration stallThreshold) {
@@ -55,6 +58,18 @@ final class OutstandingCalls {
         progressNanos = nanoClock.getAsLong();
     }
 
+    /**
+     * The peer answered a call that took {@code callNanos} from sending to answer: as {@link #answered()}, and
+     * the sample moves the smoothed answer time ({@link #slow}) an eighth of the way towards it, as TCP smooths
+     * round-trip times (SRTT, RFC 6298, alpha 1/8). Concurrent answers may overwrite each other's update: a lost
+     * sample, never a wrong one.
+     */
+    void answered(long callNanos) {
+        answered();
+        long smoothed = smoothedAnswerNanos;
+        smoothedAnswerNanos = smoothed == 0 ? Math.max(1, callNanos) : smoothed + (callNanos - smoothed) / 8;
+    }
+
     /** A call ended: answered, failed (timeout, connection error) or cancelled. */
     void ended() {
         outstanding.decrementAndGet();
@@ -63,6 +78,16 @@ final class OutstandingCalls {
     /** True while calls are outstanding and the peer has answered none for longer than the stall threshold. */
     boolean stalled() {
         return outstanding.get() > 0 && nanoClock.getAsLong() - progressNanos > stallNanos;
+    }
+
+    /**
+     * True while the peer's smoothed answer time is above the stall threshold: it answers, but later than a read
+     * would wait before asking another replica, as a peer behind a slow link does (a 200-ms link answers every call
+     * in 400 ms, so it is seldom {@link #stalled}). Its samples keep coming while it ranks low, from the writes
+     * every replica gets and from speculative reads, so it ranks up again once it answers fast.
+     */
+    boolean slow() {
+        return smoothedAnswerNanos > stallNanos;
     }
 
     /** Calls sent and not yet ended. */

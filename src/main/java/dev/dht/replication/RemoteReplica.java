@@ -174,16 +174,19 @@ public final class RemoteReplica implements Replica {
      * while it waits and notes any answer (an error status too).
      */
     private <T> Mono<T> tracked(Mono<T> call) {
-        return call
-                .onErrorMap(RemoteReplica::noConnectionFree, error -> new RejectedExecutionException(
-                        "no free connection to " + node + " and too many calls waiting", error))
-                .doOnSuccess(ignored -> {
-                    outstanding.answered();
-                    health.succeeded(node);
-                })
-                .doOnError(this::recordFailure)
-                .doOnSubscribe(ignored -> outstanding.started())
-                .doFinally(ignored -> outstanding.ended());
+        return Mono.defer(() -> {
+            long sentNanos = System.nanoTime();
+            return call
+                    .onErrorMap(RemoteReplica::noConnectionFree, error -> new RejectedExecutionException(
+                            "no free connection to " + node + " and too many calls waiting", error))
+                    .doOnSuccess(ignored -> {
+                        outstanding.answered(System.nanoTime() - sentNanos);
+                        health.succeeded(node);
+                    })
+                    .doOnError(this::recordFailure)
+                    .doOnSubscribe(ignored -> outstanding.started())
+                    .doFinally(ignored -> outstanding.ended());
+        });
     }
 
     private static boolean isOverloaded(ClientResponse response) {
@@ -247,8 +250,11 @@ public final class RemoteReplica implements Replica {
      * {@inheritDoc}
      *
      * <p>{@link #PEER_DOWN} while {@link PeerHealth} has it down (its last call failed); else
-     * {@link #PEER_STALLED} while it is stalled ({@link OutstandingCalls#stalled}): calls to it are outstanding
-     * and it has answered none for longer than {@code dht.speculative-retry-delay}. A frozen peer (SIGSTOP, a long
+     * {@link #PEER_SLOW} while it is stalled ({@link OutstandingCalls#stalled}: calls to it are outstanding
+     * and it has answered none for longer than {@code dht.speculative-retry-delay}) or slow
+     * ({@link OutstandingCalls#slow}: its smoothed answer time is above that delay, as behind a slow link, whose
+     * peer answers every call late but keeps answering, so it is seldom stalled; asking it first made a read
+     * wait for it whenever the speculative retry budget was spent). A frozen peer (SIGSTOP, a long
      * pause) fails no call before {@code dht.replica-timeout}, so until then {@link PeerHealth} still sees it up;
      * without the stall rank, reads would keep asking it first and, once the speculative retry budget
      * ({@link RetryBudget}) is spent, wait out the timeout (504). Its next answer ranks it up again. A stalled
@@ -260,7 +266,7 @@ public final class RemoteReplica implements Replica {
         if (!health.isUp(node)) {
             return PEER_DOWN;
         }
-        return outstanding.stalled() ? PEER_STALLED : PEER_UP;
+        return outstanding.stalled() || outstanding.slow() ? PEER_SLOW : PEER_UP;
     }
 
     /** The peer this replica talks to. */

@@ -31,9 +31,10 @@ public interface Replica {
 
     /**
      * How early a read that needs only some replicas asks this one, lowest first: {@link #IN_PROCESS},
-     * {@link #PEER_UP}, {@link #PEER_STALLED} or {@link #PEER_DOWN}. A minimal snitch (after Cassandra's, which ranks replicas by
-     * proximity and recent latency): it uses only where the replica is, whether its last call succeeded and
-     * whether it is answering the calls outstanding to it ({@link OutstandingCalls}). Non-blocking.
+     * {@link #PEER_UP}, {@link #PEER_SLOW} or {@link #PEER_DOWN}. A minimal snitch (after Cassandra's, which ranks replicas by
+     * proximity and recent latency): it uses only where the replica is, whether its last call succeeded, whether
+     * it is answering the calls outstanding to it and how fast it answered lately ({@link OutstandingCalls}).
+     * Non-blocking.
      */
     int readRank();
 
@@ -42,12 +43,13 @@ public interface Replica {
     /** {@link #readRank} of a peer whose last call succeeded and that is answering. */
     int PEER_UP = 1;
     /**
-     * {@link #readRank} of a peer whose last call succeeded but that has left its outstanding calls unanswered for
-     * longer than the speculative retry delay: asked after the peers that answer, so reads do not wait for it to
-     * time out, but before a peer whose last call failed. A peer merely slow, or starved of CPU along with the
-     * whole machine, is stalled now and then; one cut off by a partition or dead has failed calls.
+     * {@link #readRank} of a peer whose last call succeeded but that answers later than the speculative retry
+     * delay (on average, or it has left its outstanding calls unanswered that long): asked after the peers that
+     * answer in time, so reads do not wait for it, but before a peer whose last call failed. A peer merely slow,
+     * or starved of CPU along with the whole machine, is slow now and then; one cut off by a partition or dead
+     * has failed calls.
      */
-    int PEER_STALLED = 2;
+    int PEER_SLOW = 2;
     /** {@link #readRank} of a peer whose last call failed (a timeout, a refused connection): asked last. */
     int PEER_DOWN = 3;
 }

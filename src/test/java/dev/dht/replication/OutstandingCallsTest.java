@@ -62,6 +62,37 @@ class OutstandingCallsTest {
     }
 
     @Test
+    void aPeerAnsweringEveryCallLaterThanTheThresholdIsSlowButNotStalled() {
+        for (int call = 0; call < 3; call++) {
+            calls.started();
+            advanceMillis(40); // answers every 400 ms in all, but some call is answered every 40 ms
+            calls.answered(Duration.ofMillis(400).toNanos());
+            calls.ended();
+        }
+        assertThat(calls.stalled()).as("it keeps answering").isFalse();
+        assertThat(calls.slow()).as("each answer took 400 ms, above the 50-ms threshold").isTrue();
+    }
+
+    @Test
+    void aSlowPeerRanksFastAgainOnceItsAnswersAreFast() {
+        calls.answered(Duration.ofMillis(400).toNanos());
+        int fastAnswers = 0;
+        while (calls.slow()) {
+            calls.answered(Duration.ofMillis(2).toNanos());
+            fastAnswers++;
+        }
+        assertThat(fastAnswers).as("2-ms answers until the smoothed time (1/8 per sample) falls below 50 ms")
+                .isBetween(15, 25);
+    }
+
+    @Test
+    void aPeerNeverTimedIsNotSlow() {
+        assertThat(calls.slow()).isFalse();
+        calls.answered(Duration.ofMillis(3).toNanos());
+        assertThat(calls.slow()).isFalse();
+    }
+
+    @Test
     void theThresholdMustBePositive() {
         assertThatThrownBy(() -> new OutstandingCalls(Duration.ZERO))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("positive");

@@ -2,12 +2,14 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.sun.net.httpserver.HttpServer;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
@@ -24,7 +26,8 @@ import reactor.core.Disposable;
 
 /**
  * Where a read ranks a peer ({@link RemoteReplica#readRank}): a peer that takes calls and answers none (here a
- * socket that accepts and never replies) is stalled once the stall threshold passes, and a stalled peer is asked
+ * socket that accepts and never replies) ranks slow once the stall threshold passes, so does one that answers
+ * every call later than the threshold (a slow link), and a slow peer is asked
  * before one whose last call failed (a partitioned or dead peer), so that on a machine short of CPU, where the
  * healthy peer's calls stall now and then too, a read does not ask the partitioned one first.
  */
@@ -75,18 +78,18 @@ class RemoteReplicaReadRankTest {
     }
 
     @Test
-    void aPeerLeavingACallUnansweredPastTheThresholdRanksStalled() throws Exception {
+    void aPeerLeavingACallUnansweredPastTheThresholdRanksSlow() throws Exception {
         RemoteReplica peer = replica(silentPeerNode());
         calls.add(peer.read("k").subscribe(record -> { }, error -> { }));
-        awaitRank(peer, Replica.PEER_STALLED);
-        assertThat(peer.readRank()).isEqualTo(Replica.PEER_STALLED);
+        awaitRank(peer, Replica.PEER_SLOW);
+        assertThat(peer.readRank()).isEqualTo(Replica.PEER_SLOW);
     }
 
     @Test
-    void aPeerWhoseLastCallFailedRanksBelowAStalledOne() throws Exception {
+    void aPeerWhoseLastCallFailedRanksBelowASlowOne() throws Exception {
         RemoteReplica stalled = replica(silentPeerNode());
         calls.add(stalled.read("k").subscribe(record -> { }, error -> { }));
-        awaitRank(stalled, Replica.PEER_STALLED);
+        awaitRank(stalled, Replica.PEER_SLOW);
         Node cutOff = new Node(URI.create("http://127.0.0.1:9"), false);
         RemoteReplica partitioned = replica(cutOff);
         health.failed(cutOff, new IOException("connection timed out"));
@@ -95,6 +98,30 @@ class RemoteReplicaReadRankTest {
         List<RemoteReplica> readOrder = new ArrayList<>(List.of(partitioned, stalled));
         readOrder.sort(Comparator.comparingInt(Replica::readRank));
         assertThat(readOrder).as("peers in the order a read asks them").containsExactly(stalled, partitioned);
+    }
+
+    @Test
+    void aPeerThatAnswersEveryCallLateRanksSlowBetweenItsCalls() throws Exception {
+        HttpServer latePeer = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
+        latePeer.createContext("/", exchange -> {
+            try {
+                Thread.sleep(150); // a slow link: every answer comes, but late
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            exchange.sendResponseHeaders(404, -1);
+            exchange.close();
+        });
+        latePeer.start();
+        try {
+            RemoteReplica peer = replica(new Node(URI.create("http://127.0.0.1:" + latePeer.getAddress().getPort()), false));
+            for (int call = 0; call < 3; call++) {
+                assertThat(peer.read("k" + call).block(Duration.ofSeconds(10))).as("a 404 answer").isEmpty();
+            }
+            assertThat(peer.readRank()).as("nothing outstanding, every answer 150 ms late").isEqualTo(Replica.PEER_SLOW);
+        } finally {
+            latePeer.stop(0);
+        }
     }
 
     private Node silentPeerNode() {
