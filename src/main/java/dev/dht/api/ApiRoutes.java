@@ -119,6 +119,7 @@ public class ApiRoutes {
                 .GET(InternalProtocol.RECORD_PATH, records::read)
                 .PUT(InternalProtocol.RECORD_PATH, records::write)
                 .POST(InternalProtocol.RECORDS_PATH, records::writeBatch)
+                .POST(InternalProtocol.READS_PATH, records::readBatch)
                 .GET(InternalProtocol.RANGE_PATH, records::range)
                 .filter(new ClusterSecretFilter(properties.clusterSecret()))
                 .build();

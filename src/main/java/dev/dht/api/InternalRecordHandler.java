@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import dev.dht.replication.InternalProtocol;
 import dev.dht.replication.RangeFrameCodec;
+import dev.dht.replication.ReadBatchCodec;
 import dev.dht.replication.RebuildGate;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
@@ -17,7 +18,8 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 
 /**
- * The replica side of {@code /internal/record}, {@code /internal/records} and {@code /internal/range} (see {@link dev.dht.replication.InternalProtocol}): reads and
+ * The replica side of {@code /internal/record}, {@code /internal/records}, {@code /internal/records/read} and
+ * {@code /internal/range} (see {@link dev.dht.replication.InternalProtocol}): reads and
  * last-write-wins writes of this node's store, records carried with their timestamps and tombstone flags.
  * Guarded by {@link ClusterSecretFilter}. Storage work runs on the storage scheduler.
  */
@@ -69,6 +71,22 @@ public final class InternalRecordHandler {
     }
 
     /**
+     * {@code POST /internal/records/read}, the keys in {@link ReadBatchCodec} frames: 200 with each key's answer
+     * in order (its record, none, or "read alone" for the keys beyond {@link InternalProtocol#BATCH_MAX_BYTES} of
+     * records), read in one storage task; 400 for a malformed body, no key or more than
+     * {@link InternalProtocol#READ_BATCH_MAX_KEYS}; 413 over {@link InternalProtocol#BATCH_MAX_BYTES}; 503 while
+     * this node rebuilds or if the storage queue is full.
+     */
+    public Mono<ServerResponse> readBatch(ServerRequest request) {
+        rebuild.checkReadable();
+        return batchReader.read(request)
+                .map(InternalRecordHandler::decodeKeys)
+                .flatMap(keys -> store.readAll(keys, InternalProtocol.BATCH_MAX_BYTES)
+                        .map(read -> ReadBatchCodec.encodeAnswers(read, keys.size())))
+                .flatMap(body -> ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(body));
+    }
+
+    /**
      * {@code GET /internal/range?start=S[&end=E]}: this node's local records in the range, tombstones included,
      * as {@link RangeFrameCodec} frames, streamed with backpressure from a LevelDB snapshot.
      */
@@ -86,6 +104,14 @@ public final class InternalRecordHandler {
             return RangeFrameCodec.decodeAll(body, "a batch");
         } catch (IllegalStateException | IllegalArgumentException e) {
             throw new BadRequestException("malformed batch: " + e.getMessage());
+        }
+    }
+
+    private static List<byte[]> decodeKeys(byte[] body) {
+        try {
+            return ReadBatchCodec.decodeKeys(body, InternalProtocol.READ_BATCH_MAX_KEYS);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("malformed batch read: " + e.getMessage());
         }
     }
 

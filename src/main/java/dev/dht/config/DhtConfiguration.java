@@ -228,6 +228,7 @@ public class DhtConfiguration {
                     : hintedHandoff.hinting(node, new RemoteReplica(node, replicaWebClient, properties.clusterSecret(),
                             health, callMetrics, properties.replicaTimeout(),
                             Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
+                            Math.min(properties.replicaReadsInFlight(), properties.replicaPoolSize()),
                             properties.rangeIdleTimeout(), stallThreshold(properties))));
         }
         return new Replicas(replicas);

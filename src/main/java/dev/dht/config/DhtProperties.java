@@ -30,6 +30,11 @@ import org.springframework.util.unit.DataSize;
  * @param replicaPoolSize pooled connections per peer. Default 64
  * @param replicaWritesInFlight write requests to one peer in flight at once (at most {@code replicaPoolSize});
  *                        further writes wait and go together as one batch request when one returns. Default 4
+ * @param replicaReadsInFlight read requests to one peer in flight at once (at most {@code replicaPoolSize});
+ *                        further reads wait and go together as one batch request when one returns. Default 1:
+ *                        a read goes at once when none is in flight to the peer, else waits at most one round
+ *                        trip, and one exchange then carries all reads waiting (a read of a large value holds
+ *                        the others that long; raise it for large values)
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
  * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
  *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}) while at least
@@ -59,6 +64,7 @@ public record DhtProperties(
         @DefaultValue("") String clusterSecret,
         @DefaultValue("64") int replicaPoolSize,
         @DefaultValue("4") int replicaWritesInFlight,
+        @DefaultValue("1") int replicaReadsInFlight,
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,
         @DefaultValue("32") int lagSheddingMinInFlight,
@@ -121,6 +127,9 @@ public record DhtProperties(
         }
         if (replicaWritesInFlight < 1) {
             throw new InvalidSettingException("dht.replica-writes-in-flight", "must be at least 1, was " + replicaWritesInFlight);
+        }
+        if (replicaReadsInFlight < 1) {
+            throw new InvalidSettingException("dht.replica-reads-in-flight", "must be at least 1, was " + replicaReadsInFlight);
         }
         if (ioThreads < 0) {
             throw new InvalidSettingException("dht.io-threads", "must be at least 0 (0: one per available processor), was " + ioThreads);

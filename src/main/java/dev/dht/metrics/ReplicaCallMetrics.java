@@ -15,8 +15,9 @@ import reactor.core.publisher.Mono;
 /**
  * Times calls from this coordinator to peer replicas as Timer {@code dht.replica.calls} (Prometheus
  * {@code dht_replica_calls_seconds_*}) with tags {@code peer} (host:port), {@code operation} (read, write,
- * range, write-batch) and {@code outcome} (ok, error, timeout), and the records per write batch as
- * DistributionSummary {@code dht.replica.write.batch.records} (tag {@code peer}). Non-blocking.
+ * range, write-batch, read-batch) and {@code outcome} (ok, error, timeout), and the records per write or read batch as
+ * DistributionSummaries {@code dht.replica.write.batch.records} and {@code dht.replica.read.batch.records} (tag
+ * {@code peer}). Non-blocking.
  */
 public final class ReplicaCallMetrics {
     private final MeterRegistry registry;
@@ -45,12 +46,14 @@ public final class ReplicaCallMetrics {
     }
 
     /**
-     * DistributionSummary {@code dht.replica.write.batch.records} of {@code peer}: records per write batch sent to
-     * it. Registered when asked, so that the series exists before the first batch.
+     * DistributionSummary {@code dht.replica.<operation>.batch.records} of {@code peer}: calls per batch request of
+     * {@code operation} (write, read) sent to it. Registered when asked, so that the series exists before the
+     * first batch.
      */
-    public DistributionSummary batchSize(Node peer) {
-        return DistributionSummary.builder("dht.replica.write.batch.records")
-                .description("Records per write batch sent to a peer (writes coalesced while others were in flight)")
+    public DistributionSummary batchSize(Node peer, String operation) {
+        return DistributionSummary.builder("dht.replica." + operation + ".batch.records")
+                .description("Records per " + operation + " batch sent to a peer (" + operation
+                        + "s coalesced while others were in flight)")
                 .tag("peer", peer.name())
                 .register(registry);
     }

@@ -8,8 +8,13 @@ package dev.dht.replication;
  *   <li>{@code GET /internal/record?id=ID}: 200 with the record bytes, or 404 if the replica has none.</li>
  *   <li>{@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older).</li>
  *   <li>{@code POST /internal/records}, body = frames as in {@code RangeFrameCodec} (key, record) and its end
- *       marker, at most {@link #BATCH_MAX_BYTES}: a batch of writes ({@link WriteCoalescer}); 201 once every
+ *       marker, at most {@link #BATCH_MAX_BYTES}: a batch of writes ({@link ReplicaCallCoalescer}); 201 once every
  *       record is applied (or found older), 503 if none could be queued for storage, 400 if malformed.</li>
+ *   <li>{@code POST /internal/records/read}, body = the keys as {@link ReadBatchCodec} frames, at most
+ *       {@link #READ_BATCH_MAX_KEYS} keys and {@link #BATCH_MAX_BYTES}: a batch of reads (coalesced as writes
+ *       are); 200 with each key's answer in order (record, none, or "not read, read it alone" once the records
+ *       answered pass {@link #BATCH_MAX_BYTES}), 503 while the node rebuilds or its storage queue is full, 400 if
+ *       malformed.</li>
  *   <li>{@code GET /internal/range?start=S[&end=E]}: the replica's local range, tombstones included, as
  *       length-prefixed frames (see {@code RangeFrameCodec}).</li>
  *   <li>{@code GET /internal/repair/tree?peer=URL}: the anti-entropy hash tree of the records this node and the
@@ -27,7 +32,11 @@ public final class InternalProtocol {
     public static final String RECORD_PATH = "/internal/record";
     /** Path of write batches. */
     public static final String RECORDS_PATH = "/internal/records";
-    /** Largest body of a write batch, in bytes (frames and end marker). */
+    /** Path of read batches. */
+    public static final String READS_PATH = "/internal/records/read";
+    /** Most keys in one read batch. */
+    public static final int READ_BATCH_MAX_KEYS = ReplicaCallCoalescer.MAX_BATCH_RECORDS;
+    /** Largest body of a write or read batch, in bytes (frames and end marker), and of a read batch's records. */
     public static final int BATCH_MAX_BYTES = 1 << 20;
     /** Path of local range scans. */
     public static final String RANGE_PATH = "/internal/range";

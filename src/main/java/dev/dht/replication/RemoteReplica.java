@@ -9,9 +9,12 @@ import io.micrometer.core.instrument.DistributionSummary;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Function;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -42,22 +45,27 @@ public final class RemoteReplica implements Replica {
     /** {@code http://peer/internal/record?id=}, to which the encoded id is appended. */
     private final String recordUri;
     private final URI batchUri;
-    private final WriteCoalescer writes;
-    private final DistributionSummary batchSizes;
+    private final URI readsUri;
+    private final ReplicaCallCoalescer<KeyedRecord, Boolean> writes;
+    private final ReplicaCallCoalescer<byte[], Mono<Optional<Record>>> reads;
+    private final DistributionSummary writeBatchSizes;
+    private final DistributionSummary readBatchSizes;
     /** Point calls (reads, writes) awaiting the peer's answer, for {@link #readRank}. */
     private final OutstandingCalls outstanding;
 
     /**
      * @param timeout        {@code dht.replica-timeout}: how long a range stream may take to its first record
      * @param writesInFlight {@code dht.replica-writes-in-flight}: write requests to the peer in flight before
-     *                       further writes wait and coalesce into batches ({@link WriteCoalescer})
+     *                       further writes wait and coalesce into batches ({@link ReplicaCallCoalescer})
+     * @param readsInFlight  {@code dht.replica-reads-in-flight}: the same for reads
      * @param rangeIdleTimeout {@code dht.range-idle-timeout}: how long a range stream may send nothing while its
      *                       data is wanted
      * @param stallThreshold how long the peer may answer none of the point calls outstanding to it before reads
      *                       ask it last ({@link #readRank}); positive ({@code dht.speculative-retry-delay})
      */
     public RemoteReplica(Node node, WebClient client, String secret, PeerHealth health, ReplicaCallMetrics metrics,
-                         Duration timeout, int writesInFlight, Duration rangeIdleTimeout, Duration stallThreshold) {
+                         Duration timeout, int writesInFlight, int readsInFlight, Duration rangeIdleTimeout,
+                         Duration stallThreshold) {
         this.node = node;
         this.metrics = metrics;
         this.client = client;
@@ -67,15 +75,64 @@ public final class RemoteReplica implements Replica {
         this.rangeIdleTimeout = rangeIdleTimeout;
         this.recordUri = node.url() + InternalProtocol.RECORD_PATH + "?id=";
         this.batchUri = URI.create(node.url() + InternalProtocol.RECORDS_PATH);
-        this.writes = new WriteCoalescer(node.name(), writesInFlight, this::send);
-        this.batchSizes = metrics.batchSize(node);
+        this.readsUri = URI.create(node.url() + InternalProtocol.READS_PATH);
+        this.writes = new ReplicaCallCoalescer<>(node.name(), writesInFlight, RangeFrameCodec::frameBytes, this::sendWrites);
+        this.reads = new ReplicaCallCoalescer<>(node.name(), readsInFlight, ReadBatchCodec::frameBytes, this::sendReads);
+        this.writeBatchSizes = metrics.batchSize(node, "write");
+        this.readBatchSizes = metrics.batchSize(node, "read");
         this.outstanding = new OutstandingCalls(stallThreshold);
     }
 
+    /**
+     * {@inheritDoc}
+     *
+     * <p>Alone, or coalesced with other reads of this peer into one batch request when
+     * {@code dht.replica-reads-in-flight} read requests are in flight already ({@link ReplicaCallCoalescer}).
+     */
     @Override
     public Mono<Optional<Record>> read(String id) {
+        return reads.call(id.getBytes(StandardCharsets.UTF_8)).flatMap(Function.identity());
+    }
+
+    /**
+     * One read request of the coalescer: {@code GET /internal/record} for one key (Timer operation read),
+     * {@code POST /internal/records/read} for more (operation read-batch, and {@code dht.replica.read.batch.records}).
+     * Each key's result is a Mono: its answer, or for a key the peer left unread (its record would have made the
+     * answer too large) a read of that key alone.
+     */
+    private Mono<List<Mono<Optional<Record>>>> sendReads(List<byte[]> keys) {
+        if (keys.size() == 1) {
+            return readAlone(keys.get(0)).map(record -> List.of(Mono.just(record)));
+        }
+        readBatchSizes.record(keys.size());
+        return tracked(metrics.timed(node, "read-batch", client.post()
+                .uri(readsUri)
+                .header(InternalProtocol.SECRET_HEADER, secret)
+                .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .bodyValue(ReadBatchCodec.encodeKeys(keys))
+                .exchangeToMono(response -> {
+                    if (isOverloaded(response)) {
+                        return overloaded(response);
+                    }
+                    if (!response.statusCode().is2xxSuccessful()) {
+                        return response.createError();
+                    }
+                    return ReadBatchCodec.decodeAnswers(response.bodyToFlux(DataBuffer.class), keys.size(), node.name());
+                })))
+                .map(answers -> {
+                    List<Mono<Optional<Record>>> results = new ArrayList<>(answers.size());
+                    for (int i = 0; i < answers.size(); i++) {
+                        Optional<Record> answer = answers.get(i);
+                        results.add(answer != null ? Mono.just(answer) : readAlone(keys.get(i)));
+                    }
+                    return results;
+                });
+    }
+
+    /** {@code GET /internal/record?id=}: the record, empty Optional on 404. */
+    private Mono<Optional<Record>> readAlone(byte[] key) {
         return tracked(metrics.timed(node, "read", client.get()
-                .uri(recordUri(id))
+                .uri(recordUri(new String(key, StandardCharsets.UTF_8)))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .exchangeToMono(response -> {
                     if (isOverloaded(response)) {
@@ -97,17 +154,21 @@ public final class RemoteReplica implements Replica {
      * {@inheritDoc}
      *
      * <p>Alone, or coalesced with other writes to this peer into one batch request when
-     * {@code dht.replica-writes-in-flight} requests are in flight already ({@link WriteCoalescer}).
+     * {@code dht.replica-writes-in-flight} requests are in flight already ({@link ReplicaCallCoalescer}).
      */
     @Override
     public Mono<Boolean> write(String id, Record record) {
-        return writes.write(id.getBytes(StandardCharsets.UTF_8), record);
+        return writes.call(new KeyedRecord(id.getBytes(StandardCharsets.UTF_8), record));
     }
 
     /**
      * One write request of the coalescer: {@code PUT /internal/record} for one record (Timer operation write),
      * {@code POST /internal/records} for more (operation write-batch, and {@code dht.replica.write.batch.records}).
      */
+    private Mono<List<Boolean>> sendWrites(List<KeyedRecord> records) {
+        return send(records).map(applied -> Collections.nCopies(records.size(), Boolean.TRUE));
+    }
+
     private Mono<Boolean> send(List<KeyedRecord> records) {
         if (records.size() == 1) {
             KeyedRecord only = records.get(0);
@@ -118,7 +179,7 @@ public final class RemoteReplica implements Replica {
                     .bodyValue(only.record().encode())
                     .exchangeToMono(this::writeOutcome)));
         }
-        batchSizes.record(records.size());
+        writeBatchSizes.record(records.size());
         return tracked(metrics.timed(node, "write-batch", client.post()
                 .uri(batchUri)
                 .header(InternalProtocol.SECRET_HEADER, secret)

@@ -3,6 +3,7 @@ package dev.dht.storage;
 import dev.dht.metrics.StorageMetrics;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.io.IOException;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.RejectedExecutionException;
@@ -50,6 +51,44 @@ public final class LocalStore implements AutoCloseable {
         }
         return Mono.fromCallable(() -> metrics.get().recordCallable(() -> Optional.ofNullable(repository.get(key))))
                 .subscribeOn(storage.scheduler());
+    }
+
+    /**
+     * The stored records of {@code keys}, in order (empty Optional where a key was never written), read in one
+     * storage task, or on the calling thread without I/O when every key is in the row cache. Reading stops
+     * before the first record that would take the records' encoded bytes past {@code maxBytes}: the list holds
+     * the keys read, a prefix of {@code keys} (possibly empty), and no more than that is held in memory.
+     */
+    public Mono<List<Optional<Record>>> readAll(List<byte[]> keys, int maxBytes) {
+        List<Optional<Record>> hits = new ArrayList<>(keys.size());
+        long bytes = 0;
+        for (byte[] key : keys) {
+            Record hit = repository.cached(key);
+            if (hit == null) {
+                return Mono.fromCallable(() -> readAllBlocking(keys, maxBytes)).subscribeOn(storage.scheduler());
+            }
+            bytes += hit.encodedSize();
+            if (bytes > maxBytes) {
+                break;
+            }
+            hits.add(Optional.of(hit));
+        }
+        return Mono.just(hits);
+    }
+
+    /** {@link #readAll}'s storage task; blocking. */
+    private List<Optional<Record>> readAllBlocking(List<byte[]> keys, int maxBytes) throws Exception {
+        List<Optional<Record>> read = new ArrayList<>(keys.size());
+        long bytes = 0;
+        for (byte[] key : keys) {
+            Record record = metrics.get().recordCallable(() -> repository.get(key));
+            bytes += record == null ? 0 : record.encodedSize();
+            if (bytes > maxBytes) {
+                break;
+            }
+            read.add(Optional.ofNullable(record));
+        }
+        return read;
     }
 
     /**

@@ -157,6 +157,10 @@ final class HostileRequests {
         refused("100-continue over the limit", head("PUT", "x", "Expect: 100-continue\r\nContent-Length: " + OVER_LIMIT, ""));
         refused("internal batch over 1 MB", internal("POST", InternalProtocol.RECORDS_PATH, InProcessCluster.SECRET,
                 "Content-Length: " + (2 << 20), "b".repeat(2 << 20)));
+        refused("internal batch read over 1 MB", internal("POST", InternalProtocol.READS_PATH, InProcessCluster.SECRET,
+                "Content-Length: " + (2 << 20), "b".repeat(2 << 20)));
+        refused("internal batch read, key length past the body", internal("POST", InternalProtocol.READS_PATH,
+                InProcessCluster.SECRET, "Content-Length: 8", "\u0000\u0000\u0010\u0000abcd"));
         cases.add(new Case(group, "Content-Length: 10, 3 bytes, then FIN",
                 head("PUT", "x", "Content-Length: 10", "abc"), Delivery.THEN_HALF_CLOSE, Expect.REFUSED));
         cases.add(new Case(group, "chunked, cut off mid-chunk, then FIN",
@@ -205,6 +209,8 @@ final class HostileRequests {
         forbidden("PUT /internal/record, wrong secret", InternalProtocol.RECORD_PATH + "?id=" + ID_PREFIX + "i", "PUT", "wrong");
         forbidden("POST /internal/records, no secret", InternalProtocol.RECORDS_PATH, "POST", null);
         forbidden("POST /internal/records, empty secret", InternalProtocol.RECORDS_PATH, "POST", "");
+        forbidden("POST /internal/records/read, no secret", InternalProtocol.READS_PATH, "POST", null);
+        forbidden("POST /internal/records/read, wrong secret", InternalProtocol.READS_PATH, "POST", "wrong");
         forbidden("GET /internal/range, wrong secret", InternalProtocol.RANGE_PATH + "?start=a", "GET", "x"
                 + InProcessCluster.SECRET);
         forbidden("PUT /internal/record, secret's prefix", InternalProtocol.RECORD_PATH + "?id=" + ID_PREFIX + "i", "PUT",

@@ -79,6 +79,8 @@ class InvalidSettingsTest {
                                 "--dht.speculative-retry-delay=1s")),
                 Arguments.of("no replica write in flight", "dht.replica-writes-in-flight",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-writes-in-flight=0")),
+                Arguments.of("no replica read in flight", "dht.replica-reads-in-flight",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-reads-in-flight=0")),
                 Arguments.of("negative event loop threads", "dht.io-threads",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.io-threads=-1")));
     }

@@ -6,6 +6,7 @@ import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.RejectedExecutionException;
@@ -18,30 +19,34 @@ import reactor.core.publisher.Sinks;
  * Coalescing of replica writes with no sockets: each request the coalescer sends is held open by the test
  * until it completes it, so which writes travel together is deterministic.
  */
-class WriteCoalescerTest {
+class ReplicaCallCoalescerTest {
     private final List<Request> requests = new CopyOnWriteArrayList<>();
 
     /** A request the coalescer sent: its records and the switch that answers it. */
     private record Request(List<String> ids, Sinks.Empty<Void> answer) {
     }
 
-    private WriteCoalescer coalescer(int maxInFlight) {
-        return new WriteCoalescer("peer", maxInFlight, records -> {
+    private ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer(int maxInFlight) {
+        return new ReplicaCallCoalescer<>("peer", maxInFlight, RangeFrameCodec::frameBytes, records -> {
             Sinks.Empty<Void> answer = Sinks.empty();
             List<String> ids = new ArrayList<>();
             for (KeyedRecord record : records) {
                 ids.add(new String(record.key(), StandardCharsets.UTF_8));
             }
             requests.add(new Request(ids, answer));
-            return answer.asMono();
+            return answer.asMono().thenReturn(Collections.nCopies(records.size(), Boolean.TRUE));
         });
     }
 
-    private static List<AtomicReference<Object>> writeAll(WriteCoalescer coalescer, String... ids) {
+    private static KeyedRecord write(String id, Record record) {
+        return new KeyedRecord(id.getBytes(StandardCharsets.UTF_8), record);
+    }
+
+    private static List<AtomicReference<Object>> writeAll(ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer, String... ids) {
         List<AtomicReference<Object>> outcomes = new ArrayList<>();
         for (String id : ids) {
             AtomicReference<Object> outcome = new AtomicReference<>();
-            coalescer.write(id.getBytes(StandardCharsets.UTF_8), Record.value(1, new byte[10]))
+            coalescer.call(write(id, Record.value(1, new byte[10])))
                     .subscribe(outcome::set, outcome::set);
             outcomes.add(outcome);
         }
@@ -50,7 +55,7 @@ class WriteCoalescerTest {
 
     @Test
     void writesGoAloneWhileRequestSlotsAreFree() {
-        WriteCoalescer coalescer = coalescer(2);
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(2);
         List<AtomicReference<Object>> outcomes = writeAll(coalescer, "a", "b");
         assertThat(requests).extracting(Request::ids).containsExactly(List.of("a"), List.of("b"));
         requests.get(0).answer().tryEmitEmpty();
@@ -60,7 +65,7 @@ class WriteCoalescerTest {
 
     @Test
     void writesBeyondTheSlotsWaitAndGoTogetherWhenARequestReturns() {
-        WriteCoalescer coalescer = coalescer(1);
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(1);
         List<AtomicReference<Object>> outcomes = writeAll(coalescer, "a", "b", "c", "d");
         assertThat(requests).extracting(Request::ids).containsExactly(List.of("a"));
         assertThat(coalescer.waiting()).isEqualTo(3);
@@ -76,7 +81,7 @@ class WriteCoalescerTest {
 
     @Test
     void aFailedBatchFailsEveryWriteInItAndTheNextBatchStillGoes() {
-        WriteCoalescer coalescer = coalescer(1);
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(1);
         List<AtomicReference<Object>> outcomes = writeAll(coalescer, "a", "b", "c");
         requests.get(0).answer().tryEmitEmpty();
         writeAll(coalescer, "d");
@@ -90,20 +95,19 @@ class WriteCoalescerTest {
 
     @Test
     void aBatchKeepsToTheRecordLimitAndTheRestFollows() {
-        WriteCoalescer coalescer = coalescer(2);
-        writeAll(coalescer, ids(2 + WriteCoalescer.MAX_BATCH_RECORDS + 5));
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(2);
+        writeAll(coalescer, ids(2 + ReplicaCallCoalescer.MAX_BATCH_RECORDS + 5));
         requests.get(0).answer().tryEmitEmpty();
-        assertThat(requests.get(2).ids()).hasSize(WriteCoalescer.MAX_BATCH_RECORDS);
+        assertThat(requests.get(2).ids()).hasSize(ReplicaCallCoalescer.MAX_BATCH_RECORDS);
         requests.get(1).answer().tryEmitEmpty();
         assertThat(requests.get(3).ids()).hasSize(5);
     }
 
     @Test
     void aLargeRecordTravelsAlone() {
-        WriteCoalescer coalescer = coalescer(1);
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(1);
         writeAll(coalescer, "a", "b");
-        coalescer.write("large".getBytes(StandardCharsets.UTF_8),
-                Record.value(1, new byte[WriteCoalescer.MAX_COALESCED_FRAME_BYTES])).subscribe();
+        coalescer.call(write("large", Record.value(1, new byte[ReplicaCallCoalescer.MAX_COALESCED_FRAME_BYTES]))).subscribe();
         writeAll(coalescer, "c");
 
         requests.get(0).answer().tryEmitEmpty();
@@ -115,8 +119,8 @@ class WriteCoalescerTest {
 
     @Test
     void writesBeyondWhatTheNextRoundOfBatchesCarriesAreRefusedAsOverload() {
-        WriteCoalescer coalescer = coalescer(2);
-        int limit = 2 * WriteCoalescer.MAX_BATCH_RECORDS;
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(2);
+        int limit = 2 * ReplicaCallCoalescer.MAX_BATCH_RECORDS;
         List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(2 + limit + 1));
         assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(RejectedExecutionException.class);
         assertThat(outcomes.get(outcomes.size() - 2).get()).as("the last one that fits waits").isNull();
@@ -137,10 +141,36 @@ class WriteCoalescerTest {
 
     @Test
     void nothingIsSentUntilSubscribed() {
-        WriteCoalescer coalescer = coalescer(1);
-        Mono<Boolean> write = coalescer.write("a".getBytes(StandardCharsets.UTF_8), Record.tombstone(1));
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(1);
+        Mono<Boolean> write = coalescer.call(write("a", Record.tombstone(1)));
         assertThat(requests).isEmpty();
         write.subscribe();
         assertThat(requests).hasSize(1);
+    }
+
+    @Test
+    void eachCallOfABatchGetsItsOwnResultAndAShortAnswerFailsThemAll() {
+        List<Sinks.One<List<String>>> answers = new CopyOnWriteArrayList<>();
+        ReplicaCallCoalescer<String, String> reads = new ReplicaCallCoalescer<>("peer", 1, String::length, keys -> {
+            Sinks.One<List<String>> answer = Sinks.one();
+            answers.add(answer);
+            return answer.asMono();
+        });
+        List<AtomicReference<Object>> outcomes = new ArrayList<>();
+        for (String key : List.of("a", "b", "c", "d", "e", "f")) {
+            AtomicReference<Object> outcome = new AtomicReference<>();
+            reads.call(key).subscribe(outcome::set, outcome::set);
+            outcomes.add(outcome);
+        }
+        answers.get(0).tryEmitValue(List.of("A"));
+        answers.get(1).tryEmitValue(List.of("B", "C", "D", "E", "F"));
+        assertThat(outcomes).extracting(AtomicReference::get).containsExactly("A", "B", "C", "D", "E", "F");
+
+        AtomicReference<Object> lost = new AtomicReference<>();
+        reads.call("g").subscribe(lost::set, lost::set);
+        reads.call("h").subscribe(lost::set, lost::set);
+        answers.get(2).tryEmitValue(List.of());
+        assertThat(lost.get()).as("g, answered with no result").isInstanceOf(IllegalStateException.class);
+        assertThat(answers).as("h goes once the slot is free again").hasSize(4);
     }
 }
