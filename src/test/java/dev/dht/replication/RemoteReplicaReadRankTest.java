@@ -129,7 +129,7 @@ class RemoteReplicaReadRankTest {
     }
 
     private RemoteReplica replica(Node node) {
-        return new RemoteReplica(node, WebClient.create(), "secret", health, metrics, Duration.ofSeconds(30), 4,
+        return new RemoteReplica(node, WebClient.create(), "secret", health, metrics, Duration.ofSeconds(30), 4, 1,
                 Duration.ofSeconds(30), STALL);
     }
 
