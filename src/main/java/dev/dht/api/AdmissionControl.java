@@ -26,6 +26,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * Delay", ACM Queue 10(5), 2012), with the in-flight count as the queue: once requests really pile up the floor
  * is passed within a fraction of a second, and shedding is as prompt as before.
  *
+ * <p>Neither limit sees the overload that matters most to a client: admitted requests that wait so long that
+ * their replica calls to equally loaded peers outlast {@code dht.replica-timeout} and get 504 after seconds. So
+ * new client requests are also refused while the admitted ones form a standing queue ({@link QueueDelay}: their
+ * least time from admission to release over the last 100 ms above {@code dht.max-queue-delay}) with at least
+ * {@code dht.lag-shedding-min-in-flight} in flight, the same floor and for the same reason as the lag. A request
+ * that would time out anyway thus gets its 503 up front, and the node serves the ones it admitted in time.
+ *
  * <p>Lock-free; called on the event loops, never blocks.
  */
 public final class AdmissionControl {
@@ -33,17 +40,31 @@ public final class AdmissionControl {
     private final EventLoopLag lag;
     private final long maxLagNanos;
     private final int lagSheddingMinInFlight;
+    private final QueueDelay queueDelay;
     private final AtomicInteger inFlight = new AtomicInteger();
+
+    /**
+     * Admission control without the queueing delay rule: only the in-flight limit and the event loop lag refuse.
+     *
+     * @see #AdmissionControl(int, EventLoopLag, Duration, int, QueueDelay)
+     */
+    public AdmissionControl(int limit, EventLoopLag lag, Duration maxLag, int lagSheddingMinInFlight) {
+        this(limit, lag, maxLag, lagSheddingMinInFlight, null);
+    }
 
     /**
      * @param limit                  client requests served concurrently, at least 1
      * @param lag                    the event loop lag to watch
      * @param maxLag                 the sustained lag above which new client requests are refused
-     * @param lagSheddingMinInFlight requests that must be in flight for the lag to refuse further ones (a value
-     *                               above {@code limit} counts as {@code limit}); 0: the lag alone refuses
+     * @param lagSheddingMinInFlight requests that must be in flight for the lag or a standing queue to refuse
+     *                               further ones (a value above {@code limit} counts as {@code limit}); 0: the lag
+     *                               or the standing queue alone refuses
+     * @param queueDelay             the admitted requests' queueing delay, fed by {@link #release(long)}; null: not
+     *                               watched
      * @throws IllegalArgumentException if {@code limit} is below 1 or {@code lagSheddingMinInFlight} below 0
      */
-    public AdmissionControl(int limit, EventLoopLag lag, Duration maxLag, int lagSheddingMinInFlight) {
+    public AdmissionControl(int limit, EventLoopLag lag, Duration maxLag, int lagSheddingMinInFlight,
+            QueueDelay queueDelay) {
         if (limit < 1) {
             throw new IllegalArgumentException("limit must be at least 1, was " + limit);
         }
@@ -55,11 +76,12 @@ public final class AdmissionControl {
         this.lag = lag;
         this.maxLagNanos = maxLag.toNanos();
         this.lagSheddingMinInFlight = Math.min(lagSheddingMinInFlight, limit);
+        this.queueDelay = queueDelay;
     }
 
     /**
      * Admits one client request or says why not. An admitted request holds an in-flight slot until
-     * {@link #release()}.
+     * {@link #release(long)}, which it calls with {@link #now()} read at its admission.
      *
      * @return null if admitted; otherwise the reason for the refusal, for the 503's body (e.g. "event loops 130
      *         ms behind with 40 requests in flight")
@@ -72,6 +94,11 @@ public final class AdmissionControl {
                 return "event loops " + TimeUnit.NANOSECONDS.toMillis(behind) + " ms behind with " + served
                         + " requests in flight";
             }
+            if (queueDelay != null && queueDelay.standing()) {
+                return "requests queued at least " + TimeUnit.NANOSECONDS.toMillis(queueDelay.minimumNanos())
+                        + " ms over the last " + QueueDelay.INTERVAL.toMillis() + " ms with " + served
+                        + " in flight";
+            }
         }
         if (inFlight.incrementAndGet() > limit) {
             inFlight.decrementAndGet();
@@ -80,9 +107,22 @@ public final class AdmissionControl {
         return null;
     }
 
-    /** Gives back the slot of a request {@link #admit()} admitted, once it is answered or abandoned. */
-    public void release() {
+    /** The clock reading (ns) an admitted request keeps for its {@link #release(long)}. */
+    public long now() {
+        return queueDelay == null ? 0 : queueDelay.now();
+    }
+
+    /**
+     * Gives back the slot of a request {@link #admit()} admitted, once it is answered or abandoned, and counts its
+     * time from admission to now as a queueing delay.
+     *
+     * @param admittedNanos {@link #now()} read when the request was admitted
+     */
+    public void release(long admittedNanos) {
         inFlight.decrementAndGet();
+        if (queueDelay != null) {
+            queueDelay.completed(admittedNanos);
+        }
     }
 
     /** Client requests being served right now. */

@@ -39,14 +39,13 @@ import java.util.ArrayDeque;
  * marked {@link MalformedBody}, so that it is answered 400 and nothing of it is stored, and the connection closes
  * after that answer. Answers keep the order of the requests: a request refused while answers to earlier
  * (pipelined) requests on the same connection are still pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
- * part of its answer is written, or the connection closes. Refusals are counted in {@code dht.client.requests}
+ * part of its answer is written, or the connection closes; that time is its queueing delay for
+ * {@link AdmissionControl#release(long)}. Refusals are counted in {@code dht.client.requests}
  * with status 503.
  *
  * <p>One instance per connection (not sharable); runs on the connection's event loop and never blocks.
  */
 public final class AdmissionHandler extends ChannelDuplexHandler {
-    /** Pending answer of a request handed on to Reactor Netty that holds an in-flight slot. */
-    private static final Object ADMITTED = new Object();
     /** Pending answer of a request handed on to Reactor Netty without a slot (internal, actuator, malformed). */
     private static final Object NOT_LIMITED = new Object();
 
@@ -104,7 +103,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
                     refuse(ctx, request, refusal);
                     return;
                 }
-                pending.add(ADMITTED);
+                pending.add(new Admitted(control.now()));
             }
         }
         ctx.fireChannelRead(msg);
@@ -136,8 +135,8 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             ctx.write(msg, promise);
         }
         if (lastOfAnswer && !pending.isEmpty()) {
-            if (pending.poll() == ADMITTED) {
-                control.release();
+            if (pending.poll() instanceof Admitted admitted) {
+                control.release(admitted.nanos());
             }
             while (pending.peek() instanceof Refusal refusal) {
                 pending.poll();
@@ -215,8 +214,8 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
 
     private void releasePending() {
         for (Object answer = pending.poll(); answer != null; answer = pending.poll()) {
-            if (answer == ADMITTED) {
-                control.release();
+            if (answer instanceof Admitted admitted) {
+                control.release(admitted.nanos());
             } else if (answer instanceof Refusal refusal) {
                 refusal.response().release();
             }
@@ -245,6 +244,10 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         }
         int end = uri.indexOf('?', start);
         return end < 0 ? uri.substring(start) : uri.substring(start, end);
+    }
+
+    /** Pending answer of a request handed on to Reactor Netty that holds an in-flight slot since {@code nanos}. */
+    private record Admitted(long nanos) {
     }
 
     /** A 503 of ours waiting for the answers to earlier requests on the connection. */

@@ -57,7 +57,8 @@ public class ApiRoutes {
     @Bean
     AdmissionControl admissionControl(DhtProperties properties, EventLoopLag lag) {
         return new AdmissionControl(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag(),
-                properties.lagSheddingMinInFlight());
+                properties.lagSheddingMinInFlight(),
+                new QueueDelay(properties.maxQueueDelay(), QueueDelay.INTERVAL, System::nanoTime));
     }
 
     /**

@@ -39,9 +39,17 @@ import org.springframework.util.unit.DataSize;
  * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
  *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}) while at least
  *                        {@code lagSheddingMinInFlight} client requests are in flight. Default 100ms
- * @param lagSheddingMinInFlight client requests that must be in flight for the event loop lag to refuse more
- *                        (Little's law, see {@link dev.dht.api.AdmissionControl}); 0 lets the lag alone refuse.
+ * @param lagSheddingMinInFlight client requests that must be in flight for the event loop lag or a standing queue
+ *                        ({@code maxQueueDelay}) to refuse more
+ *                        (Little's law, see {@link dev.dht.api.AdmissionControl}); 0 lets either alone refuse.
  *                        A value above {@code maxInFlightRequests} counts as that. Default 32
+ * @param maxQueueDelay   client requests get 503 at once while the least time from admission to answer of the
+ *                        node's client requests over the last 100 ms stays above this (a standing queue,
+ *                        {@link dev.dht.api.QueueDelay}) and at least {@code lagSheddingMinInFlight} are in flight.
+ *                        Default 300ms: well above a healthy request's time (ms; a GC pause or JIT of a cold node
+ *                        passes within the interval or stays below the floor), and well below
+ *                        {@code replicaTimeout}'s 1s, since the requests admitted while even the least waits this
+ *                        long wait longer, and their replica calls to peers as busy outlast the timeout (504)
  * @param rangeIdleTimeout how long a peer's range stream may send nothing while the coordinator waits for data
  *                        from it (a client pausing its reads does not count) before the range fails. Default 10s
  * @param ioThreads       Netty event loop threads, shared by the web server and the replica client; 0 means one
@@ -68,6 +76,7 @@ public record DhtProperties(
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,
         @DefaultValue("32") int lagSheddingMinInFlight,
+        @DefaultValue("300ms") Duration maxQueueDelay,
         @DefaultValue("10s") Duration rangeIdleTimeout,
         @DefaultValue("0") int ioThreads,
         @DefaultValue Storage storage,
@@ -121,6 +130,9 @@ public record DhtProperties(
         if (lagSheddingMinInFlight < 0) {
             throw new InvalidSettingException("dht.lag-shedding-min-in-flight",
                     "must be at least 0, was " + lagSheddingMinInFlight);
+        }
+        if (maxQueueDelay.isNegative() || maxQueueDelay.isZero()) {
+            throw new InvalidSettingException("dht.max-queue-delay", "must be positive, was " + maxQueueDelay);
         }
         if (rangeIdleTimeout.isNegative() || rangeIdleTimeout.isZero()) {
             throw new InvalidSettingException("dht.range-idle-timeout", "must be positive, was " + rangeIdleTimeout);

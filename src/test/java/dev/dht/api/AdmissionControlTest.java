@@ -20,10 +20,10 @@ class AdmissionControlTest {
         assertThat(control.admit()).isEqualTo("more than 2 requests in flight");
         assertThat(control.inFlight()).as("a refusal takes no slot").isEqualTo(2);
 
-        control.release();
+        control.release(control.now());
         assertThat(control.admit()).as("admitted once a slot was given back").isNull();
-        control.release();
-        control.release();
+        control.release(control.now());
+        control.release(control.now());
         assertThat(control.inFlight()).isZero();
     }
 

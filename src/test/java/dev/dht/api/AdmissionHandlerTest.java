@@ -27,6 +27,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -224,13 +225,47 @@ class AdmissionHandlerTest {
         assertThat(AdmissionHandler.pathOf("http://node-a:8080/v0/entity?id=a")).isEqualTo("/v0/entity");
     }
 
+    @Test
+    void requestsAnsweredLateFromTheirAdmissionMakeAStandingQueueThatRefusesButNotTheStatusCheck() {
+        AtomicLong clock = new AtomicLong();
+        AdmissionControl queueing = new AdmissionControl(100, new EventLoopLag(), Duration.ofMillis(100), 2,
+                new QueueDelay(Duration.ofMillis(300), Duration.ofMillis(100), clock::get));
+        List<Connection> served = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Connection connection = connect(queueing);
+            connection.send(get("/v0/entity?id=" + i));
+            served.add(connection);
+        }
+        clock.addAndGet(Duration.ofMillis(500).toNanos());
+        served.get(0).writeAnswer(HttpResponseStatus.OK);
+        served.get(1).writeAnswer(HttpResponseStatus.OK);
+        assertThat(queueing.inFlight()).isEqualTo(2);
+
+        Connection late = connect(queueing);
+        late.send(get("/v0/entity?id=late"));
+        FullHttpResponse refusal = late.answer();
+        assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        assertThat(refusal.headers().get(HttpHeaderNames.RETRY_AFTER)).isEqualTo("1");
+        assertThat(refusal.content().toString(StandardCharsets.US_ASCII)).isEqualTo(
+                "overloaded: requests queued at least 500 ms over the last 100 ms with 2 in flight, retry later\n");
+        refusal.release();
+        assertThat(late.handedOn).isEmpty();
+
+        late.send(get("/v0/status"));
+        assertThat(late.handedOn).as("the status check is served").hasSize(2);
+    }
+
     private double refusals(String operation) {
         Timer timer = registry.find("dht.client.requests").tag("operation", operation).tag("status", "503").timer();
         return timer == null ? 0 : timer.count();
     }
 
     private Connection connect() {
-        Connection connection = new Connection();
+        return connect(control);
+    }
+
+    private Connection connect(AdmissionControl admission) {
+        Connection connection = new Connection(admission);
         channels.add(connection.channel);
         return connection;
     }
@@ -248,13 +283,17 @@ class AdmissionHandlerTest {
     /** One connection: the handler, then a recorder of what it hands on (what Reactor Netty would get). */
     private final class Connection {
         final List<Object> handedOn = new ArrayList<>();
-        final EmbeddedChannel channel = new EmbeddedChannel(new AdmissionHandler(control, metrics),
-                new ChannelInboundHandlerAdapter() {
-                    @Override
-                    public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                        handedOn.add(msg);
-                    }
-                });
+        final EmbeddedChannel channel;
+
+        Connection(AdmissionControl admission) {
+            channel = new EmbeddedChannel(new AdmissionHandler(admission, metrics),
+                    new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                            handedOn.add(msg);
+                        }
+                    });
+        }
 
         /** Sends a request (a bodyless one with its empty last part) or a part of a body. */
         void send(Object message) {

@@ -78,7 +78,7 @@ class EventLoopLagTest {
                 .endsWith(" ms behind with " + LAG_SHEDDING_MIN_IN_FLIGHT + " requests in flight");
         assertThat(control.inFlight()).as("a refusal takes no slot").isEqualTo(LAG_SHEDDING_MIN_IN_FLIGHT);
 
-        control.release();
+        control.release(control.now());
         assertThat(control.admit()).as("below the floor again: admitted").isNull();
         assertThat(control.admit()).as("at the floor: refused").isNotNull();
 
@@ -100,7 +100,7 @@ class EventLoopLagTest {
                     assertThat(control.admit()).as("round %d, client %d", round, client).isNull();
                 }
                 for (int client = 0; client < LAG_SHEDDING_MIN_IN_FLIGHT; client++) {
-                    control.release();
+                    control.release(control.now());
                 }
             }
             // heavy load: the floor is full, so the status check comes in while client requests are refused

@@ -74,6 +74,8 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.scan-rate=0")),
                 Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")),
+                Arguments.of("zero queueing delay", "dht.max-queue-delay",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-queue-delay=0ms")),
                 Arguments.of("speculative retry not before the timeout", "dht.speculative-retry-delay",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-timeout=1s",
                                 "--dht.speculative-retry-delay=1s")),
