@@ -11,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -35,7 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * cluster follows it (at most {@value #MAX_WARM_UP_SECONDS} s: a cold JVM's compiling is not the breaking rate),
  * then the offered rate steps up by {@value #STEP_FACTOR}x every {@value #STEP_SECONDS} s, and the first step the
  * cluster does not follow (below {@value #MIN_OK_PERCENT} % of its requests answered 2xx, counting those without an
- * answer 2 s after the step as failed, or p99 above {@value #MAX_P99_MS} ms) gives the breaking rate; 2x that is at
+ * answer 2 s after the step as failed, or p99 above {@value #MAX_P99_MS} ms), twice in a row, gives the breaking
+ * rate; 2x that is at
  * least 2x the highest rate followed. Then twice the breaking rate is offered for {@value #OVERLOAD_SECONDS} s, and
  * then half of it for {@value #RECOVERY_SECONDS} s. Asserted: every node process alive with no OutOfMemoryError in
  * its log, refusals at twice the breaking rate, every 503 with {@code Retry-After}, no status but 2xx, 503 and 504
@@ -82,7 +84,7 @@ class OverloadIT {
     void twiceTheBreakingRateIsRefusedWith503AndRetryAfterAndServiceRecovers() throws Exception {
         long started = System.nanoTime();
         String loadAverage = loadAverage();
-        cluster = ProcessCluster.start(3, dir, JVM);
+        cluster = ProcessCluster.start(3, dir, JVM, nodeCpus());
         System.out.printf(Locale.ROOT, "[overload] cluster up in %.1f s%n", (System.nanoTime() - started) / 1e9);
         load = new OpenLoopLoad(List.of(cluster.url(0), cluster.url(1), cluster.url(2)), "overload", MAX_OUTSTANDING);
         for (int second = 0; second < MAX_WARM_UP_SECONDS; second += STEP_SECONDS) {
@@ -98,11 +100,16 @@ class OverloadIT {
         List<String> steps = new ArrayList<>();
         double rate = START_RATE;
         for (int step = 0; step < MAX_STEPS && breaking == 0; step++, rate *= STEP_FACTOR) {
-            LoadFigures figures = step(rate);
-            boolean follows = follows(figures);
-            print("step at " + rate(rate) + (follows ? "" : ", not followed"), figures);
-            steps.add(String.format(Locale.ROOT, "%.0f/s: %.0f ok/s, p99 %.0f ms", rate, figures.okPerSecond(),
-                    figures.p99Ms()));
+            boolean follows = true;
+            // a step not followed is run once more: one slow step (a GC, a compile, another process) is not the
+            // breaking rate, and twice a breaking rate found that low would be no overload at all
+            for (int attempt = 0; attempt < 2 && (attempt == 0 || !follows); attempt++) {
+                LoadFigures figures = step(rate);
+                follows = follows(figures);
+                print("step at " + rate(rate) + (follows ? "" : ", not followed"), figures);
+                steps.add(String.format(Locale.ROOT, "%.0f/s: %.0f ok/s, p99 %.0f ms", rate, figures.okPerSecond(),
+                        figures.p99Ms()));
+            }
             if (!follows) {
                 breaking = rate;
             }
@@ -155,6 +162,21 @@ class OverloadIT {
         }
         assertThat(unreadable).as("acknowledged writes not read back").isEmpty();
         assertThat(recoverySeconds).as("time to recover at half the breaking rate").isLessThan(RECOVERY_SECONDS);
+    }
+
+    /**
+     * With 2 or more CPUs, a {@code taskset} prefix that holds the three nodes to the last CPU, so that the generator
+     * in this JVM, on the others, can offer twice what they serve. Unpinned, on a quiet 2-core machine, the cluster
+     * followed 839 req/s and the generator, sharing its cores, sent only about 1000 of the 1678/s of "twice the
+     * breaking rate": no overload, no 503. Empty (nodes unpinned) on one CPU or without {@code taskset}.
+     */
+    private static List<String> nodeCpus() {
+        int cpus = Runtime.getRuntime().availableProcessors();
+        Path taskset = Path.of("/usr/bin/taskset");
+        if (cpus < 2 || !Files.isExecutable(taskset)) {
+            return List.of();
+        }
+        return List.of(taskset.toString(), "-c", String.valueOf(cpus - 1));
     }
 
     /** Offers {@code perSecond} for one step; requests not answered within 2 s after it count as failed. */

@@ -20,13 +20,15 @@ public final class ProcessCluster implements AutoCloseable {
     private final Path dir;
     private final List<Integer> ports;
     private final List<String> jvmOptions;
+    private final List<String> commandPrefix;
     private final String secret;
     private final NodeProcess[] nodes;
 
-    private ProcessCluster(Path dir, List<Integer> ports, List<String> jvmOptions) {
+    private ProcessCluster(Path dir, List<Integer> ports, List<String> jvmOptions, List<String> commandPrefix) {
         this.dir = dir;
         this.ports = List.copyOf(ports);
         this.jvmOptions = List.copyOf(jvmOptions);
+        this.commandPrefix = List.copyOf(commandPrefix);
         byte[] secretBytes = new byte[24];
         new SecureRandom().nextBytes(secretBytes);
         this.secret = HexFormat.of().formatHex(secretBytes);
@@ -35,9 +37,18 @@ public final class ProcessCluster implements AutoCloseable {
 
     /** Starts {@code size} nodes with {@code jvmOptions} (e.g. -Xmx128m) and waits until each answers /v0/status. */
     public static ProcessCluster start(int size, Path dir, List<String> jvmOptions) throws IOException, InterruptedException {
+        return start(size, dir, jvmOptions, List.of());
+    }
+
+    /**
+     * As {@link #start(int, Path, List)}, every node's command line beginning with {@code commandPrefix}, e.g.
+     * {@code taskset -c 1} to hold the nodes to one CPU (the prefix must exec the JVM, see {@link NodeProcess}).
+     */
+    public static ProcessCluster start(int size, Path dir, List<String> jvmOptions, List<String> commandPrefix)
+            throws IOException, InterruptedException {
         List<Integer> ports = NodeProcess.freePorts(size);
         Files.createDirectories(dir);
-        ProcessCluster cluster = new ProcessCluster(dir, ports, jvmOptions);
+        ProcessCluster cluster = new ProcessCluster(dir, ports, jvmOptions, commandPrefix);
         try {
             for (int i = 0; i < size; i++) {
                 cluster.launch(i);
@@ -113,7 +124,7 @@ public final class ProcessCluster implements AutoCloseable {
     }
 
     private void launch(int index) throws IOException {
-        nodes[index] = NodeProcess.start(ports.get(index), dir.resolve("data-" + index).toAbsolutePath(),
+        nodes[index] = NodeProcess.start(commandPrefix, url(index), dir.resolve("data-" + index).toAbsolutePath(),
                 dir.resolve("node-" + index + ".log"), jvmOptions,
                 "--dht.self=" + urls().get(index),
                 "--dht.nodes=" + String.join(",", urls()),
