@@ -8,6 +8,9 @@ import dev.dht.storage.Record;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import java.io.IOException;
+import java.lang.management.CompilationMXBean;
+import java.lang.management.GarbageCollectorMXBean;
+import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -30,7 +33,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Figures for README's "Anti-entropy repair and rebuild", not a test. A 3-node in-process cluster; a client reads
- * {@link #READS_PER_SECOND} GET/s at 2/3 from node 0 throughout, each latency kept with its start time.
+ * {@link #READS_PER_SECOND} GET/s at 2/3 from node 0 throughout, each latency kept with its start time (400/s by
+ * default: a 5-s window then holds about 2000 reads, so its p99 is not decided by 10 of them).
  *
  * <ol>
  *   <li>Convergence: node 2 misses {@code bench.records} writes at 2/3, is started again and, after a 10 s
@@ -42,22 +46,26 @@ import org.junit.jupiter.api.io.TempDir;
  *       drift of the machine's load does not favour either. A quiet window lasts as long as the last repair did.
  *       Reported: p50/p99 of every window, the median p99 of the Q and of the R windows and their ratio, and the
  *       median of the per-pair ratios; per repair the tree build time and scan records/s (the store's records /
- *       tree time; both nodes scan at once).
+ *       tree time; both nodes scan at once). {@code bench.warmup-pairs} pairs run first and are printed but not
+ *       counted: the first repairs in a JVM run while the JIT compiles the repair's code (tree hashing, record
+ *       streams, merge-join) on the same 2 cores, a cost a node pays once, not per repair.
  * </ol>
  *
  * Runs only with {@code -Dbench=true}: {@code ./mvnw -B -o test -Dtest=RepairBenchmark -Dbench=true
- * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.records=30000] [-Dbench.pairs=5] [-Dbench.missed=200]
- * [-Dbench.max-rate=5000] [-Dbench.scan-rate=20000]}; prints lines starting with BENCH. The client's reads at
+ * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.records=30000] [-Dbench.pairs=7]
+ * [-Dbench.warmup-pairs=2] [-Dbench.missed=200] [-Dbench.reads=400] [-Dbench.max-rate=5000]
+ * [-Dbench.scan-rate=20000]}; prints lines starting with BENCH. The client's reads at
  * 2/3 also read-repair node 2, so fewer records than written are pulled in the convergence repair.
  */
 @EnabledIfSystemProperty(named = "bench", matches = "true")
 class RepairBenchmark {
     private static final int RECORDS = Integer.getInteger("bench.records", 30_000);
-    private static final int PAIRS = Integer.getInteger("bench.pairs", 5);
+    private static final int PAIRS = Integer.getInteger("bench.pairs", 7);
     private static final int MISSED = Integer.getInteger("bench.missed", 200);
     private static final String MAX_RATE = System.getProperty("bench.max-rate", "5000");
     private static final String SCAN_RATE = System.getProperty("bench.scan-rate", "20000");
-    private static final int READS_PER_SECOND = 200;
+    private static final int WARMUP_PAIRS = Integer.getInteger("bench.warmup-pairs", 2);
+    private static final int READS_PER_SECOND = Integer.getInteger("bench.reads", 400);
     private static final Duration GAP = Duration.ofSeconds(2);
 
     @TempDir
@@ -69,8 +77,8 @@ class RepairBenchmark {
     void clientLatencyWithAndWithoutRepairInPairedWindows() throws Exception {
         try (InProcessCluster cluster = InProcessCluster.start(3, root, Map.of("dht.hints.enabled", "false",
                 "dht.repair.interval", "0", "dht.repair.max-rate", MAX_RATE, "dht.repair.scan-rate", SCAN_RATE))) {
-            System.out.printf("BENCH settings: records %d, pairs %d, missed %d per pair, max-rate %s, scan-rate %s, "
-                    + "client %d GET/s at 2/3; load average %s%n", RECORDS, PAIRS, MISSED, MAX_RATE, SCAN_RATE,
+            System.out.printf("BENCH settings: records %d, pairs %d after %d unmeasured, missed %d per pair, max-rate %s, scan-rate %s, "
+                    + "client %d GET/s at 2/3; load average %s%n", RECORDS, PAIRS, WARMUP_PAIRS, MISSED, MAX_RATE, SCAN_RATE,
                     READS_PER_SECOND, loadAverage());
             cluster.stop(2);
             write(cluster.client(0));
@@ -80,9 +88,9 @@ class RepairBenchmark {
                 Thread.sleep(10_000);
                 Window converge = repairWindow(cluster, "converge");
                 System.out.printf("BENCH converge: node 2 missed %d writes; repair %.2f s, %d keys streamed (%.0f/s), "
-                                + "%d pulled (%.0f/s), trees %s; client during it %s%n", RECORDS, converge.seconds(),
+                                + "%d pulled (%.0f/s), trees %s; client during it %s; %s%n", RECORDS, converge.seconds(),
                         converge.compared(), converge.compared() / converge.seconds(), converge.pulled(),
-                        converge.pulled() / converge.seconds(), converge.trees(), converge.latency());
+                        converge.pulled() / converge.seconds(), converge.trees(), converge.latency(), converge.jvm());
                 pairs(cluster, converge.nanos());
             } finally {
                 load.shutdown();
@@ -96,27 +104,30 @@ class RepairBenchmark {
         List<Double> repairP99 = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
         long quietNanos = firstQuietNanos;
-        for (int pair = 0; pair < PAIRS; pair++) {
+        for (int pair = -WARMUP_PAIRS; pair < PAIRS; pair++) {
             diverge(cluster);
             Thread.sleep(GAP.toMillis());
             Window quiet;
             Window repair;
-            if (pair % 2 == 0) {
-                quiet = quietWindow("pair " + pair + " Q", quietNanos);
+            if (Math.floorMod(pair, 2) == 0) {
+                quiet = quietWindow(pairName(pair) + " Q", quietNanos);
                 Thread.sleep(GAP.toMillis());
-                repair = repairWindow(cluster, "pair " + pair + " R");
+                repair = repairWindow(cluster, pairName(pair) + " R");
             } else {
-                repair = repairWindow(cluster, "pair " + pair + " R");
+                repair = repairWindow(cluster, pairName(pair) + " R");
                 Thread.sleep(GAP.toMillis());
-                quiet = quietWindow("pair " + pair + " Q", repair.nanos());
+                quiet = quietWindow(pairName(pair) + " Q", repair.nanos());
             }
             quietNanos = repair.nanos();
             Thread.sleep(GAP.toMillis());
-            for (Window window : pair % 2 == 0 ? List.of(quiet, repair) : List.of(repair, quiet)) {
-                System.out.printf("BENCH %s: %.1f s, client %s%s; load average %s%n", window.name(), window.seconds(),
+            for (Window window : Math.floorMod(pair, 2) == 0 ? List.of(quiet, repair) : List.of(repair, quiet)) {
+                System.out.printf("BENCH %s: %.1f s, client %s%s; %s; load average %s%n", window.name(), window.seconds(),
                         window.latency(), window.results() == null ? "" : String.format("; repair %d keys streamed, "
                                 + "%d pulled, trees %s", window.compared(), window.pulled(), window.trees()),
-                        window.load());
+                        window.jvm(), window.load());
+            }
+            if (pair < 0) {
+                continue;
             }
             quietP99.add(quiet.latency().p99());
             repairP99.add(repair.latency().p99());
@@ -128,6 +139,11 @@ class RepairBenchmark {
                         + "medians %.2f; median of the per-pair ratios %.2f (per pair: %s)%n", PAIRS, quietMedian,
                 repairMedian, repairMedian / quietMedian, median(ratios),
                 ratios.stream().map(ratio -> String.format("%.2f", ratio)).toList());
+    }
+
+    /** "pair N", or "warm-up pair N" for the unmeasured pairs before the first (negative {@code pair}). */
+    private static String pairName(int pair) {
+        return pair < 0 ? "warm-up pair " + (pair + WARMUP_PAIRS) : "pair " + pair;
     }
 
     /** Writes every key at 2/3 through {@code client}, 4 at a time, retrying a 503 (the machine is busy). */
@@ -158,18 +174,20 @@ class RepairBenchmark {
     }
 
     private Window repairWindow(InProcessCluster cluster, String name) {
+        JvmActivity before = JvmActivity.now();
         long started = System.nanoTime();
         List<RepairResult> results = cluster.bean(2, AntiEntropyRepair.class).repairAll().block(Duration.ofMinutes(30));
         long ended = System.nanoTime();
         assertThat(results).allSatisfy(result -> assertThat(result.error()).isNull());
-        return new Window(name, started, ended, latency(started, ended), loadAverage(), results);
+        return new Window(name, started, ended, latency(started, ended), loadAverage(), JvmActivity.since(before), results);
     }
 
     private Window quietWindow(String name, long nanos) throws InterruptedException {
+        JvmActivity before = JvmActivity.now();
         long started = System.nanoTime();
         TimeUnit.NANOSECONDS.sleep(nanos);
         long ended = System.nanoTime();
-        return new Window(name, started, ended, latency(started, ended), loadAverage(), null);
+        return new Window(name, started, ended, latency(started, ended), loadAverage(), JvmActivity.since(before), null);
     }
 
     /** GETs of random keys at {@link #READS_PER_SECOND} (2/3), latency from the tick, so a slow read delays none. */
@@ -229,7 +247,32 @@ class RepairBenchmark {
     }
 
     /** One measured window; {@code results} are the repair's (null for a quiet window). */
-    private record Window(String name, long started, long ended, Latency latency, String load, List<RepairResult> results) {
+    /**
+     * What the JVM (all three nodes and the client) spent besides the work itself: JIT compilation and GC, in ms
+     * and collections. A window whose p99 moved with these moved with the JVM, not (only) with the repair.
+     */
+    private record JvmActivity(long jitMillis, long gcCount, long gcMillis) {
+        static JvmActivity now() {
+            CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
+            long count = 0;
+            long millis = 0;
+            for (GarbageCollectorMXBean gc : ManagementFactory.getGarbageCollectorMXBeans()) {
+                count += Math.max(0, gc.getCollectionCount());
+                millis += Math.max(0, gc.getCollectionTime());
+            }
+            return new JvmActivity(jit == null ? 0 : jit.getTotalCompilationTime(), count, millis);
+        }
+
+        /** The activity from {@code before} to now, as "JIT N ms, GC N (N ms)". */
+        static String since(JvmActivity before) {
+            JvmActivity after = now();
+            return String.format("JIT %d ms, GC %d (%d ms)", after.jitMillis - before.jitMillis,
+                    after.gcCount - before.gcCount, after.gcMillis - before.gcMillis);
+        }
+    }
+
+    private record Window(String name, long started, long ended, Latency latency, String load, String jvm,
+                          List<RepairResult> results) {
         long nanos() {
             return ended - started;
         }
