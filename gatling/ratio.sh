@@ -47,6 +47,8 @@ second over A's. Answered: 2xx, and 404 on GETs. 5xx and socket errors are failu
   --value-size BYTES  PUT body size (default $VALUE_SIZE)
   --replicas ACK/FROM replicas of the cluster's requests (default $REPLICAS)
   --node-heap SIZE    -Xms and -Xmx of each node (default $NODE_HEAP)
+  --node-arg ARG      an extra argument of every dht node, e.g. --node-arg --dht.storage.row-cache-size=0
+                      (repeatable; named in the report)
   --pin               wrk on CPU 0, every server on the other CPUs (taskset; needs 2 or more CPUs)
   --out DIR           results directory (default gatling/target/ratio/<time>)
 
@@ -66,6 +68,7 @@ while [ $# -gt 0 ]; do
     --value-size) VALUE_SIZE="$2"; shift ;;
     --replicas) REPLICAS="$2"; shift ;;
     --node-heap) NODE_HEAP="$2"; shift ;;
+    --node-arg) NODE_ARGS+=("$2"); shift ;;
     --pin) PIN=true ;;
     --out) OUT="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -159,6 +162,7 @@ REPORT="$OUT/report.md"
   echo
   echo "A = $A_NAME, B = $B_NAME; wrk closed loop, $CONNECTIONS connections, ${DURATION}-s runs, $ROUNDS rounds"
   echo "alternating, warm-ups of ${WARMUP}-s runs until two agree within $(calc "$STEADY * 100")%,$WARMUP_NOTE $VALUE_SIZE-byte values, $KEYS keys, cluster replicas $REPLICAS, pinned: $PIN,"
+  [ ${#NODE_ARGS[@]} -eq 0 ] || echo "node arguments: ${NODE_ARGS[*]},"
   echo "$(nproc) CPUs, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)."
   echo
   echo "| op | round | A answered/s | B answered/s | B/A | A p99 ms | B p99 ms | A failures | B failures |"
