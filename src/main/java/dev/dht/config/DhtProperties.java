@@ -198,7 +198,11 @@ public record DhtProperties(
      * @param threads       storage worker threads. Default 4
      * @param queueCapacity storage tasks that may wait; beyond it requests get 503. Default 1024
      * @param rowCacheSize  memory for the row cache of recently read records, kept current by writes (bytes,
-     *                      suffixes KB, MB, GB); 0 turns it off. Default 32MB
+     *                      suffixes KB, MB, GB); 0 turns it off. Default 0 (off, as Cassandra's
+     *                      {@code row_cache_size}): cached rows live on the heap for seconds, so every young
+     *                      collection copies them, and with reads spread over more keys than it holds the cache
+     *                      churns and makes pauses longer without making reads faster (LevelDB's block cache and
+     *                      the page cache are off-heap). Worth it for a hot set of keys that fits
      * @param minFreeSpace  usable space the data dir's file system must keep (bytes, suffixes KB, MB, GB): below
      *                      it writes get 503 and nothing is written, until space is freed (leveldbjni would die of
      *                      SIGBUS on a full disk); 0 turns the check off. Default 64MB
@@ -208,7 +212,7 @@ public record DhtProperties(
             @DefaultValue("false") boolean sync,
             @DefaultValue("4") int threads,
             @DefaultValue("1024") int queueCapacity,
-            @DefaultValue("32MB") DataSize rowCacheSize,
+            @DefaultValue("0") DataSize rowCacheSize,
             @DefaultValue("64MB") DataSize minFreeSpace) {
 
         /** Validates the storage settings. */

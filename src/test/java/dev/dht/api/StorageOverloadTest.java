@@ -28,7 +28,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * waits for the test and fills the slot with a second task.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dht.storage.threads=1", "dht.storage.queue-capacity=1"})
+        properties = {"dht.storage.threads=1", "dht.storage.queue-capacity=1", "dht.storage.row-cache-size=1MB"})
 @DirtiesContext
 class StorageOverloadTest {
     @TempDir
