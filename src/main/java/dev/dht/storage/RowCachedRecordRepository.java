@@ -14,7 +14,9 @@ import java.nio.ByteBuffer;
  * <p>As in Cassandra, reads fill the cache and writes only keep it current: a write replaces the row of a key
  * that is cached and adds none. Caching every written row kept each write's value on the heap until evicted, so
  * every young collection copied the rows written since the last one; a write-heavy load of new keys paid for
- * that in GC pauses without a single hit (gatling/README.md, "Row cache and GC").
+ * that in GC pauses without a single hit ({@code gatling/results/2026-11-22-0508-issue-6.md}, "Row cache and GC").
+ * Reads that spread over more keys than the cache holds make it churn the same way, which is why it is off unless
+ * {@code dht.storage.row-cache-size} is set ({@code gatling/results/2026-11-25-0000-row-cache-and-p99.md}).
  *
  * <p>Coherence: every change of the cache happens under the key's stripe lock, together with the write or the
  * read of the delegate it reflects, so a cached entry is always the delegate's current record for its key (a
