@@ -1,5 +1,7 @@
 package dev.dht.api;
 
+import org.springframework.core.ResolvableType;
+import org.springframework.core.codec.ByteArrayDecoder;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferLimitException;
 import org.springframework.core.io.buffer.DataBufferUtils;
@@ -19,11 +21,16 @@ public final class RequestBodyReader {
     /** Body parts requested from Reactor Netty at a time (each is one network read, at most 8 KiB by default). */
     private static final int BODY_PREFETCH = 32;
 
+    private static final ResolvableType BYTE_ARRAY = ResolvableType.forClass(byte[].class);
+
     private final int limitBytes;
+    /** Joins the body's buffers into one array and releases them; past the limit, fails. */
+    private final ByteArrayDecoder bodyBytes = new ByteArrayDecoder();
 
     /** @param limitBytes largest body accepted, in bytes */
     public RequestBodyReader(int limitBytes) {
         this.limitBytes = limitBytes;
+        bodyBytes.setMaxInMemorySize(limitBytes);
     }
 
     /** The body bytes (empty array for an empty body). */
@@ -31,8 +38,7 @@ public final class RequestBodyReader {
         if (request.headers().contentLength().orElse(0) > limitBytes) {
             return Mono.error(new PayloadTooLargeException(limitBytes));
         }
-        return DataBufferUtils.join(body(request), limitBytes)
-                .map(RequestBodyReader::toBytes)
+        return bodyBytes.decodeToMono(body(request), BYTE_ARRAY, null, null)
                 .defaultIfEmpty(EMPTY)
                 .doOnNext(body -> MalformedBody.check(request))
                 .onErrorMap(DataBufferLimitException.class, e -> new PayloadTooLargeException(limitBytes));
@@ -54,15 +60,5 @@ public final class RequestBodyReader {
      */
     private static Flux<DataBuffer> body(ServerRequest request) {
         return request.body(BodyExtractors.toDataBuffers()).limitRate(BODY_PREFETCH);
-    }
-
-    private static byte[] toBytes(DataBuffer buffer) {
-        try {
-            byte[] bytes = new byte[buffer.readableByteCount()];
-            buffer.read(bytes);
-            return bytes;
-        } finally {
-            DataBufferUtils.release(buffer);
-        }
     }
 }

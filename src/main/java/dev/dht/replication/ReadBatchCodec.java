@@ -6,8 +6,9 @@ import java.nio.BufferUnderflowException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import org.springframework.core.ResolvableType;
+import org.springframework.core.codec.ByteArrayDecoder;
 import org.springframework.core.io.buffer.DataBuffer;
-import org.springframework.core.io.buffer.DataBufferUtils;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -28,6 +29,13 @@ public final class ReadBatchCodec {
     private static final int NOT_READ = -2;
     /** Largest answer to a read batch: its records and one length per key. */
     private static final int MAX_ANSWER_BYTES = InternalProtocol.BATCH_MAX_BYTES + 4 * InternalProtocol.READ_BATCH_MAX_KEYS;
+    private static final ResolvableType BYTE_ARRAY = ResolvableType.forClass(byte[].class);
+    /** Joins an answer's buffers into one array and releases them; past {@link #MAX_ANSWER_BYTES}, fails. */
+    private static final ByteArrayDecoder ANSWER_BYTES = new ByteArrayDecoder();
+
+    static {
+        ANSWER_BYTES.setMaxInMemorySize(MAX_ANSWER_BYTES);
+    }
 
     private ReadBatchCodec() {
     }
@@ -113,16 +121,7 @@ public final class ReadBatchCodec {
      * replica sends. Non-blocking.
      */
     public static Mono<List<Optional<Record>>> decodeAnswers(Flux<DataBuffer> body, int keys, String source) {
-        return DataBufferUtils.join(body, MAX_ANSWER_BYTES)
-                .map(buffer -> {
-                    try {
-                        byte[] bytes = new byte[buffer.readableByteCount()];
-                        buffer.read(bytes);
-                        return bytes;
-                    } finally {
-                        DataBufferUtils.release(buffer);
-                    }
-                })
+        return ANSWER_BYTES.decodeToMono(body, BYTE_ARRAY, null, null)
                 .defaultIfEmpty(new byte[0])
                 .map(bytes -> decodeAnswers(bytes, keys, source));
     }
