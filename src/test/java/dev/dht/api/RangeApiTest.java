@@ -196,7 +196,7 @@ class RangeApiTest {
         for (int i = 0; i < value.length; i++) {
             value[i] = (byte) (255 - i);
         }
-        client.put().uri(V0Uri.entity(port, "binary/k")).bodyValue(value).exchange().expectStatus().isCreated();
+        client.put().uri(V0Uri.entity(port, "binary/k")).bodyValue(value).exchange().expectStatus().isCreated().returnResult(Void.class);
 
         List<byte[]> chunks = range("binary/", "binary0");
 
@@ -223,11 +223,11 @@ class RangeApiTest {
     }
 
     private void put(String id, String value) {
-        client.put().uri(V0Uri.entity(port, id)).bodyValue(utf8(value)).exchange().expectStatus().isCreated();
+        client.put().uri(V0Uri.entity(port, id)).bodyValue(utf8(value)).exchange().expectStatus().isCreated().returnResult(Void.class);
     }
 
     private void delete(String id) {
-        client.delete().uri(V0Uri.entity(port, id)).exchange().expectStatus().isAccepted();
+        client.delete().uri(V0Uri.entity(port, id)).exchange().expectStatus().isAccepted().returnResult(Void.class);
     }
 
     /** Chunk by chunk, byte-exact comparison with the UTF-8 form of {@code expected}. */

@@ -61,7 +61,7 @@ class StorageOverloadTest {
 
     @Test
     void fullStorageQueueIs503WithRetryAfterAndTheNodeServesNormallyAfterwards() throws Exception {
-        put("before", "stored before the overload").expectStatus().isCreated();
+        put("before", "stored before the overload").expectStatus().isCreated().returnResult(Void.class);
         assertThat(get("before")).as("read once, so in the row cache").isEqualTo("stored before the overload");
         occupyTheStorageThreadAndFillTheQueue();
 
@@ -74,15 +74,15 @@ class StorageOverloadTest {
         assertThat(get("before")).as("a row cache hit needs no storage thread").isEqualTo("stored before the overload");
         client.delete().uri(V0Uri.entity(port, "before")).exchange()
                 .expectStatus().isEqualTo(503).expectHeader().exists(HttpHeaders.RETRY_AFTER);
-        client.get().uri("/v0/status").exchange().expectStatus().isOk();
+        client.get().uri("/v0/status").exchange().expectStatus().isOk().returnResult(Void.class);
 
         storage.release();
         awaitEmptyQueue();
 
-        put("after", "stored after the overload").expectStatus().isCreated();
+        put("after", "stored after the overload").expectStatus().isCreated().returnResult(Void.class);
         assertThat(get("after")).isEqualTo("stored after the overload");
         assertThat(get("before")).isEqualTo("stored before the overload");
-        client.get().uri(V0Uri.entity(port, "during")).exchange().expectStatus().isNotFound();
+        client.get().uri(V0Uri.entity(port, "during")).exchange().expectStatus().isNotFound().returnResult(Void.class);
         assertThat(ChunkedResponseReader.chunksOf(V0Uri.entities(port, "a", null)))
                 .extracting(chunk -> new String(chunk, StandardCharsets.UTF_8))
                 .containsExactly("after\nstored after the overload", "before\nstored before the overload");
@@ -99,7 +99,7 @@ class StorageOverloadTest {
 
         storage.release();
         awaitEmptyQueue();
-        client.get().uri(V0Uri.entities(port, "a", null)).exchange().expectStatus().isOk();
+        client.get().uri(V0Uri.entities(port, "a", null)).exchange().expectStatus().isOk().returnResult(Void.class);
     }
 
     /** Blocks the single storage thread until released and puts one more task into the one queue slot. */

@@ -41,6 +41,6 @@ class StoreClosedStatusTest {
         client.get().uri("/v0/status").exchange()
                 .expectStatus().isEqualTo(503)
                 .expectBody(String.class).isEqualTo("DOWN\n");
-        client.get().uri("/actuator/health/readiness").exchange().expectStatus().isEqualTo(503);
+        client.get().uri("/actuator/health/readiness").exchange().expectStatus().isEqualTo(503).returnResult(Void.class);
     }
 }

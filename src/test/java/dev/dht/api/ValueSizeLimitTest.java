@@ -53,7 +53,7 @@ class ValueSizeLimitTest {
     void valueOfExactlyTheLimitAboveWebFluxsDefaultBufferIsStored() {
         byte[] value = randomBytes(LIMIT, 1);
 
-        client.put().uri(V0Uri.entity(port, "at-limit")).bodyValue(value).exchange().expectStatus().isCreated();
+        client.put().uri(V0Uri.entity(port, "at-limit")).bodyValue(value).exchange().expectStatus().isCreated().returnResult(Void.class);
 
         byte[] read = client.get().uri(V0Uri.entity(port, "at-limit")).exchange()
                 .expectStatus().isOk()
@@ -69,7 +69,7 @@ class ValueSizeLimitTest {
 
         EntityApiTest.assertOneLineError(body);
         assertThat(body).contains(String.valueOf(LIMIT), "dht.max-value-size");
-        client.get().uri(V0Uri.entity(port, "over-limit")).exchange().expectStatus().isNotFound();
+        client.get().uri(V0Uri.entity(port, "over-limit")).exchange().expectStatus().isNotFound().returnResult(Void.class);
     }
 
     @Test
@@ -82,7 +82,7 @@ class ValueSizeLimitTest {
                 .expectBody(String.class).returnResult().getResponseBody();
 
         EntityApiTest.assertOneLineError(body);
-        client.get().uri(V0Uri.entity(port, "chunked-over-limit")).exchange().expectStatus().isNotFound();
+        client.get().uri(V0Uri.entity(port, "chunked-over-limit")).exchange().expectStatus().isNotFound().returnResult(Void.class);
     }
 
     @Test
@@ -92,7 +92,7 @@ class ValueSizeLimitTest {
                 .map(DefaultDataBufferFactory.sharedInstance::wrap);
 
         client.put().uri(V0Uri.entity(port, "chunked-at-limit")).body(chunks, DataBuffer.class).exchange()
-                .expectStatus().isCreated();
+                .expectStatus().isCreated().returnResult(Void.class);
 
         byte[] read = client.get().uri(V0Uri.entity(port, "chunked-at-limit")).exchange()
                 .expectStatus().isOk()
