@@ -39,7 +39,9 @@ import org.junit.jupiter.api.io.TempDir;
  * answer 2 s after the step as failed, or p99 above {@value #MAX_P99_MS} ms), twice in a row, gives the breaking
  * rate; 2x that is at
  * least 2x the highest rate followed. Then twice the breaking rate is offered for {@value #OVERLOAD_SECONDS} s, and
- * then half of it for {@value #RECOVERY_SECONDS} s. Asserted: every node process alive with no OutOfMemoryError in
+ * then half of it for {@value #RECOVERY_SECONDS} s; if every request at twice the rate was answered 2xx, the
+ * breaking rate was two slow steps rather than the cluster's limit, and both phases run once more at twice the
+ * rates. Asserted: every node process alive with no OutOfMemoryError in
  * its log, refusals at twice the breaking rate, every 503 with {@code Retry-After}, no status but 2xx, 503 and 504
  * (no 500, no 404 or wrong value for an acknowledged key), every acknowledged write readable afterwards, and the
  * success rate back to {@value #MIN_OK_PERCENT} % before the end of the recovery phase. Reported, not asserted:
@@ -117,15 +119,27 @@ class OverloadIT {
         assertThat(breaking).as("the cluster followed every step up to %s: raise MAX_STEPS", rate(rate)).isPositive();
 
         HeapWatch heap = HeapWatch.start(cluster.urls());
-        Outcomes overload = load.offer(2 * breaking, Duration.ofSeconds(OVERLOAD_SECONDS));
-        Outcomes recovery = load.offer(breaking / 2, Duration.ofSeconds(RECOVERY_SECONDS));
-        overload.awaitAnswered(OpenLoopLoad.REQUEST_TIMEOUT.multipliedBy(2));
-        recovery.awaitAnswered(OpenLoopLoad.REQUEST_TIMEOUT.multipliedBy(2));
+        Outcomes recovery;
+        LoadFigures overloaded;
+        LoadFigures recovered;
+        for (int attempt = 0; ; attempt++) {
+            Outcomes overload = load.offer(2 * breaking, Duration.ofSeconds(OVERLOAD_SECONDS));
+            recovery = load.offer(breaking / 2, Duration.ofSeconds(RECOVERY_SECONDS));
+            overload.awaitAnswered(OpenLoopLoad.REQUEST_TIMEOUT.multipliedBy(2));
+            recovery.awaitAnswered(OpenLoopLoad.REQUEST_TIMEOUT.multipliedBy(2));
+            overloaded = LoadFigures.of(overload.all(), OVERLOAD_SECONDS);
+            recovered = LoadFigures.of(recovery.all(), RECOVERY_SECONDS);
+            print("overload at " + rate(2 * breaking), overloaded);
+            print("recovery at " + rate(breaking / 2), recovered);
+            if (attempt == 1 || overloaded.okShare() < 1) {
+                break;
+            }
+            // every request at twice the rate answered 2xx: the two slow steps that set the breaking rate were not
+            // the cluster's limit (a fresh-clone CI run found 128/s so, and then served all of 256/s); the
+            // breaking rate is at least twice as high, and the overload is offered once more at twice that
+            breaking *= 2;
+        }
         heap.stop();
-        LoadFigures overloaded = LoadFigures.of(overload.all(), OVERLOAD_SECONDS);
-        LoadFigures recovered = LoadFigures.of(recovery.all(), RECOVERY_SECONDS);
-        print("overload at " + rate(2 * breaking), overloaded);
-        print("recovery at " + rate(breaking / 2), recovered);
         double recoverySeconds = secondsToRecover(recovery);
         System.out.printf(Locale.ROOT, "[overload] time to recover: %.1f s (goal %d s); heap %s%n", recoverySeconds,
                 RECOVERY_GOAL_SECONDS, heap.summary());
