@@ -18,11 +18,13 @@ import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.FreeSpaceReserveRepository;
 import dev.dht.storage.HybridLogicalClock;
+import dev.dht.storage.LevelDbBackgroundThread;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.NodeHeartbeat;
 import dev.dht.storage.RecordRepository;
 import dev.dht.storage.RowCachedRecordRepository;
+import dev.dht.storage.StorageEngine;
 import dev.dht.storage.StorageHealthIndicator;
 import dev.dht.storage.StorageScheduler;
 import dev.dht.storage.TombstoneCollector;
@@ -95,6 +97,9 @@ public class DhtConfiguration {
         DhtProperties.Storage settings = properties.storage();
         RecordRepository repository = new FreeSpaceReserveRepository(
                 LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync()), reserve);
+        if (settings.engine() == StorageEngine.JNI && settings.compactionNice() > 0) {
+            LevelDbBackgroundThread.lowerPriority(settings.compactionNice());
+        }
         if (settings.rowCacheSize().toBytes() > 0) {
             RowCachedRecordRepository cached = new RowCachedRecordRepository(repository, settings.rowCacheSize().toBytes());
             CaffeineCacheMetrics.monitor(registry, cached.rows(), "dht.row.cache");

@@ -56,7 +56,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
         try {
             Files.createDirectories(directory);
             Options options = new Options().createIfMissing(true);
-            DB db = engine.factory().open(directory.toFile(), options);
+            DB db = engine.open(directory.toFile(), options);
             LevelDbRecordRepository repository = new LevelDbRecordRepository(db, directory, sync);
             repository.warmUpNativeCalls();
             return repository;

@@ -121,7 +121,8 @@ class RepairBenchmark {
             quietNanos = repair.nanos();
             Thread.sleep(GAP.toMillis());
             for (Window window : Math.floorMod(pair, 2) == 0 ? List.of(quiet, repair) : List.of(repair, quiet)) {
-                System.out.printf("BENCH %s: %.1f s, client %s%s; %s; load average %s%n", window.name(), window.seconds(),
+                System.out.printf("BENCH %s: %.1f s (JVM uptime %.1f-%.1f s), client %s%s; %s; load average %s%n",
+                        window.name(), window.seconds(), uptimeAt(window.started()), uptimeAt(window.ended()),
                         window.latency(), window.results() == null ? "" : String.format("; repair %d keys streamed, "
                                 + "%d pulled, trees %s", window.compared(), window.pulled(), window.trees()),
                         window.jvm(), window.load());
@@ -139,6 +140,14 @@ class RepairBenchmark {
                         + "medians %.2f; median of the per-pair ratios %.2f (per pair: %s)%n", PAIRS, quietMedian,
                 repairMedian, repairMedian / quietMedian, median(ratios),
                 ratios.stream().map(ratio -> String.format("%.2f", ratio)).toList());
+    }
+
+    /**
+     * The JVM's uptime in seconds at {@code nanoTime} (a {@link System#nanoTime} reading), to find a window in
+     * JVM logs stamped with uptime, such as {@code -XX:+LogCompilation}'s.
+     */
+    private static double uptimeAt(long nanoTime) {
+        return ManagementFactory.getRuntimeMXBean().getUptime() / 1e3 - (System.nanoTime() - nanoTime) / 1e9;
     }
 
     /** "pair N", or "warm-up pair N" for the unmeasured pairs before the first (negative {@code pair}). */

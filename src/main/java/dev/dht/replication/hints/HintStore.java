@@ -81,7 +81,7 @@ public final class HintStore implements Closeable {
         DB db;
         try {
             Files.createDirectories(directory);
-            db = engine.factory().open(directory.toFile(), new Options().createIfMissing(true));
+            db = engine.open(directory.toFile(), new Options().createIfMissing(true));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open the hint store in " + directory + ": " + e.getMessage(), e);
         }
