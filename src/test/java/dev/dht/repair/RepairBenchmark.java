@@ -46,14 +46,21 @@ import org.junit.jupiter.api.io.TempDir;
  *       drift of the machine's load does not favour either. A quiet window lasts as long as the last repair did.
  *       Reported: p50/p99 of every window, the median p99 of the Q and of the R windows and their ratio, and the
  *       median of the per-pair ratios; per repair the tree build time and scan records/s (the store's records /
- *       tree time; both nodes scan at once). {@code bench.warmup-pairs} pairs run first and are printed but not
- *       counted: the first repairs in a JVM run while the JIT compiles the repair's code (tree hashing, record
- *       streams, merge-join) on the same 2 cores, a cost a node pays once, not per repair.
+ *       tree time; both nodes scan at once). Warm-up pairs run first and are printed but not counted: at least
+ *       {@code bench.warmup-pairs}, then more until a repair window compiled (JIT) for at most
+ *       {@code bench.jit-quiet-ms} ms, at most {@code bench.max-warmup-pairs} in all. The first repairs in a JVM
+ *       run while the JIT compiles the repair's code (tree hashing, record streams, merge-join) on the same 2 cores,
+ *       and they deoptimise the client path's compiled code: the repair's streamed responses are new classes where
+ *       Netty's {@code HttpResponseEncoder}, Spring's {@code AbstractServerHttpResponse.doCommit} and Reactor's
+ *       operators had seen only the client's ({@code class_check} and {@code bimorphic} traps in a
+ *       {@code -XX:+LogCompilation} log, 2026-11-25), so client requests run in less optimised code until the JIT
+ *       recompiled them for both. A node pays that over its first repairs, not per repair; the warm-up pairs
+ *       show it.
  * </ol>
  *
  * Runs only with {@code -Dbench=true}: {@code ./mvnw -B -o test -Dtest=RepairBenchmark -Dbench=true
  * -Dsurefire.failIfNoSpecifiedTests=false [-Dbench.records=30000] [-Dbench.pairs=7]
- * [-Dbench.warmup-pairs=2] [-Dbench.missed=200] [-Dbench.reads=400] [-Dbench.max-rate=5000]
+ * [-Dbench.warmup-pairs=2] [-Dbench.jit-quiet-ms=50] [-Dbench.max-warmup-pairs=20] [-Dbench.missed=200] [-Dbench.reads=400] [-Dbench.max-rate=5000]
  * [-Dbench.scan-rate=20000]}; prints lines starting with BENCH. The client's reads at
  * 2/3 also read-repair node 2, so fewer records than written are pulled in the convergence repair.
  */
@@ -65,6 +72,8 @@ class RepairBenchmark {
     private static final String MAX_RATE = System.getProperty("bench.max-rate", "5000");
     private static final String SCAN_RATE = System.getProperty("bench.scan-rate", "20000");
     private static final int WARMUP_PAIRS = Integer.getInteger("bench.warmup-pairs", 2);
+    private static final int MAX_WARMUP_PAIRS = Integer.getInteger("bench.max-warmup-pairs", 20);
+    private static final long JIT_QUIET_MS = Long.getLong("bench.jit-quiet-ms", 50);
     private static final int READS_PER_SECOND = Integer.getInteger("bench.reads", 400);
     private static final Duration GAP = Duration.ofSeconds(2);
 
@@ -77,8 +86,9 @@ class RepairBenchmark {
     void clientLatencyWithAndWithoutRepairInPairedWindows() throws Exception {
         try (InProcessCluster cluster = InProcessCluster.start(3, root, Map.of("dht.hints.enabled", "false",
                 "dht.repair.interval", "0", "dht.repair.max-rate", MAX_RATE, "dht.repair.scan-rate", SCAN_RATE))) {
-            System.out.printf("BENCH settings: records %d, pairs %d after %d unmeasured, missed %d per pair, max-rate %s, scan-rate %s, "
-                    + "client %d GET/s at 2/3; load average %s%n", RECORDS, PAIRS, WARMUP_PAIRS, MISSED, MAX_RATE, SCAN_RATE,
+            System.out.printf("BENCH settings: records %d, pairs %d after %d-%d unmeasured (until a repair compiled for at "
+                    + "most %d ms), missed %d per pair, max-rate %s, scan-rate %s, client %d GET/s at 2/3; load average %s%n",
+                    RECORDS, PAIRS, WARMUP_PAIRS, MAX_WARMUP_PAIRS, JIT_QUIET_MS, MISSED, MAX_RATE, SCAN_RATE,
                     READS_PER_SECOND, loadAverage());
             cluster.stop(2);
             write(cluster.client(0));
@@ -103,43 +113,60 @@ class RepairBenchmark {
         List<Double> quietP99 = new ArrayList<>();
         List<Double> repairP99 = new ArrayList<>();
         List<Double> ratios = new ArrayList<>();
-        long quietNanos = firstQuietNanos;
-        for (int pair = -WARMUP_PAIRS; pair < PAIRS; pair++) {
-            diverge(cluster);
-            Thread.sleep(GAP.toMillis());
-            Window quiet;
-            Window repair;
-            if (Math.floorMod(pair, 2) == 0) {
-                quiet = quietWindow(pairName(pair) + " Q", quietNanos);
-                Thread.sleep(GAP.toMillis());
-                repair = repairWindow(cluster, pairName(pair) + " R");
-            } else {
-                repair = repairWindow(cluster, pairName(pair) + " R");
-                Thread.sleep(GAP.toMillis());
-                quiet = quietWindow(pairName(pair) + " Q", repair.nanos());
+        long[] quietNanos = {firstQuietNanos};
+        int warmups = 0;
+        int index = 0;
+        while (warmups < MAX_WARMUP_PAIRS) {
+            Window repair = pair(cluster, index++, "warm-up pair " + warmups++, quietNanos)[1];
+            if (warmups >= WARMUP_PAIRS && repair.jvm().jitMillis() <= JIT_QUIET_MS) {
+                break;
             }
-            quietNanos = repair.nanos();
-            Thread.sleep(GAP.toMillis());
-            for (Window window : Math.floorMod(pair, 2) == 0 ? List.of(quiet, repair) : List.of(repair, quiet)) {
-                System.out.printf("BENCH %s: %.1f s (JVM uptime %.1f-%.1f s), client %s%s; %s; load average %s%n",
-                        window.name(), window.seconds(), uptimeAt(window.started()), uptimeAt(window.ended()),
-                        window.latency(), window.results() == null ? "" : String.format("; repair %d keys streamed, "
-                                + "%d pulled, trees %s", window.compared(), window.pulled(), window.trees()),
-                        window.jvm(), window.load());
-            }
-            if (pair < 0) {
-                continue;
-            }
-            quietP99.add(quiet.latency().p99());
-            repairP99.add(repair.latency().p99());
-            ratios.add(repair.latency().p99() / quiet.latency().p99());
+        }
+        for (int pair = 0; pair < PAIRS; pair++) {
+            Window[] windows = pair(cluster, index++, "pair " + pair, quietNanos);
+            quietP99.add(windows[0].latency().p99());
+            repairP99.add(windows[1].latency().p99());
+            ratios.add(windows[1].latency().p99() / windows[0].latency().p99());
         }
         double quietMedian = median(quietP99);
         double repairMedian = median(repairP99);
-        System.out.printf("BENCH summary over %d pairs: median client p99 quiet %.1f ms, during repair %.1f ms: ratio of "
-                        + "medians %.2f; median of the per-pair ratios %.2f (per pair: %s)%n", PAIRS, quietMedian,
-                repairMedian, repairMedian / quietMedian, median(ratios),
+        System.out.printf("BENCH summary over %d pairs after %d warm-up pairs: median client p99 quiet %.1f ms, during "
+                        + "repair %.1f ms: ratio of medians %.2f; median of the per-pair ratios %.2f (per pair: %s)%n",
+                PAIRS, warmups, quietMedian, repairMedian, repairMedian / quietMedian, median(ratios),
                 ratios.stream().map(ratio -> String.format("%.2f", ratio)).toList());
+    }
+
+    /**
+     * One pair of windows after a divergence: quiet then repair for an even {@code index}, repair then quiet for an
+     * odd one; the quiet window lasts as long as the last repair ({@code quietNanos}, updated). Prints both.
+     *
+     * @return {quiet, repair}
+     */
+    private Window[] pair(InProcessCluster cluster, int index, String name, long[] quietNanos)
+            throws InterruptedException {
+        diverge(cluster);
+        Thread.sleep(GAP.toMillis());
+        Window quiet;
+        Window repair;
+        if (index % 2 == 0) {
+            quiet = quietWindow(name + " Q", quietNanos[0]);
+            Thread.sleep(GAP.toMillis());
+            repair = repairWindow(cluster, name + " R");
+        } else {
+            repair = repairWindow(cluster, name + " R");
+            Thread.sleep(GAP.toMillis());
+            quiet = quietWindow(name + " Q", repair.nanos());
+        }
+        quietNanos[0] = repair.nanos();
+        Thread.sleep(GAP.toMillis());
+        for (Window window : index % 2 == 0 ? List.of(quiet, repair) : List.of(repair, quiet)) {
+            System.out.printf("BENCH %s: %.1f s (JVM uptime %.1f-%.1f s), client %s%s; %s; load average %s%n",
+                    window.name(), window.seconds(), uptimeAt(window.started()), uptimeAt(window.ended()),
+                    window.latency(), window.results() == null ? "" : String.format("; repair %d keys streamed, "
+                            + "%d pulled, trees %s", window.compared(), window.pulled(), window.trees()),
+                    window.jvm(), window.load());
+        }
+        return new Window[] {quiet, repair};
     }
 
     /**
@@ -150,10 +177,6 @@ class RepairBenchmark {
         return ManagementFactory.getRuntimeMXBean().getUptime() / 1e3 - (System.nanoTime() - nanoTime) / 1e9;
     }
 
-    /** "pair N", or "warm-up pair N" for the unmeasured pairs before the first (negative {@code pair}). */
-    private static String pairName(int pair) {
-        return pair < 0 ? "warm-up pair " + (pair + WARMUP_PAIRS) : "pair " + pair;
-    }
 
     /** Writes every key at 2/3 through {@code client}, 4 at a time, retrying a 503 (the machine is busy). */
     private static void write(DhtClient client) throws Exception {
@@ -272,15 +295,21 @@ class RepairBenchmark {
             return new JvmActivity(jit == null ? 0 : jit.getTotalCompilationTime(), count, millis);
         }
 
-        /** The activity from {@code before} to now, as "JIT N ms, GC N (N ms)". */
-        static String since(JvmActivity before) {
+        /** The activity from {@code before} to now. */
+        static JvmActivity since(JvmActivity before) {
             JvmActivity after = now();
-            return String.format("JIT %d ms, GC %d (%d ms)", after.jitMillis - before.jitMillis,
-                    after.gcCount - before.gcCount, after.gcMillis - before.gcMillis);
+            return new JvmActivity(after.jitMillis - before.jitMillis, after.gcCount - before.gcCount,
+                    after.gcMillis - before.gcMillis);
+        }
+
+        /** "JIT N ms, GC N (N ms)". */
+        @Override
+        public String toString() {
+            return String.format("JIT %d ms, GC %d (%d ms)", jitMillis, gcCount, gcMillis);
         }
     }
 
-    private record Window(String name, long started, long ended, Latency latency, String load, String jvm,
+    private record Window(String name, long started, long ended, Latency latency, String load, JvmActivity jvm,
                           List<RepairResult> results) {
         long nanos() {
             return ended - started;
