@@ -208,8 +208,12 @@ public record DhtProperties(
      *                      SIGBUS on a full disk); 0 turns the check off. Default 64MB
      * @param compactionNice the Linux nice value (0-19) of LevelDB's background thread, which flushes and compacts:
      *                      higher lets compactions wait while requests need the CPU. 0 leaves it as the JVM's
-     *                      threads. Default 19 (as RocksDB's lowered compaction priority): with one CPU, p99 at
-     *                      11 200 PUT/s was 7 ms instead of 9-10 with 3-5 GB stored. JNI engine on Linux only
+     *                      threads, the default. With one CPU, p99 at 11 200 PUT/s was 7 ms at 19 instead of 9-10
+     *                      with 3-5 GB stored; but the same thread also flushes full memtables, and LevelDB makes
+     *                      writers wait for that flush, so on a CPU kept busy by overload a high value stalls writes
+     *                      (three nodes on one CPU at twice their breaking rate answered 504s and had not recovered
+     *                      12 s later, 2026-11-25). RocksDB lowers only its compaction pool, never its flushes;
+     *                      LevelDB has one thread for both. Raise it only with CPU to spare. JNI engine on Linux only
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,
@@ -218,7 +222,7 @@ public record DhtProperties(
             @DefaultValue("1024") int queueCapacity,
             @DefaultValue("0") DataSize rowCacheSize,
             @DefaultValue("64MB") DataSize minFreeSpace,
-            @DefaultValue("19") int compactionNice) {
+            @DefaultValue("0") int compactionNice) {
 
         /** Validates the storage settings. */
         public Storage {

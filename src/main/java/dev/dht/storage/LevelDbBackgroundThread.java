@@ -27,7 +27,11 @@ import org.slf4j.LoggerFactory;
  * {@code Env::LowerThreadPoolCPUPriority} (which also sets nice 19), {@link #lowerPriority} gives the thread a
  * higher nice value: the scheduler then runs it when the request threads leave the CPU idle. It is never starved
  * for good: a nice-19 thread still gets a small share of a busy CPU, and when compaction falls behind, LevelDB
- * itself slows writers (1 ms per write from 8 level-0 files, a stop at 12), which frees the CPU for it.
+ * itself slows writers (1 ms per write from 8 level-0 files, a stop at 12), which frees the CPU for it. But that
+ * small share is also all the flushes of full memtables get, and a writer whose memtable is full waits for the
+ * previous one's flush: on a CPU that overload keeps busy, writes stall for seconds (RocksDB lowers only its
+ * compaction pool and keeps flushes at normal priority; LevelDB has one thread for both). So the setting is off
+ * by default ({@code dht.storage.compaction-nice=0}).
  *
  * <p>How the thread is found: a new Linux thread inherits the name ({@code /proc/<pid>/task/<tid>/comm}) of the
  * thread that creates it. {@link #open} opens the process's first JNI database on a Java thread named
