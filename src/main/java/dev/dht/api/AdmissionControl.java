@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import java.time.Duration;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -44,24 +45,15 @@ public final class AdmissionControl {
     private final AtomicInteger inFlight = new AtomicInteger();
 
     /**
-     * Admission control without the queueing delay rule: only the in-flight limit and the event loop lag refuse.
-     *
-     * @see #AdmissionControl(int, EventLoopLag, Duration, int, QueueDelay)
-     */
-    public AdmissionControl(int limit, EventLoopLag lag, Duration maxLag, int lagSheddingMinInFlight) {
-        this(limit, lag, maxLag, lagSheddingMinInFlight, null);
-    }
-
-    /**
      * @param limit                  client requests served concurrently, at least 1
      * @param lag                    the event loop lag to watch
      * @param maxLag                 the sustained lag above which new client requests are refused
      * @param lagSheddingMinInFlight requests that must be in flight for the lag or a standing queue to refuse
      *                               further ones (a value above {@code limit} counts as {@code limit}); 0: the lag
      *                               or the standing queue alone refuses
-     * @param queueDelay             the admitted requests' queueing delay, fed by {@link #release(long)}; null: not
-     *                               watched
+     * @param queueDelay             the admitted requests' queueing delay, fed by {@link #release(long)}
      * @throws IllegalArgumentException if {@code limit} is below 1 or {@code lagSheddingMinInFlight} below 0
+     * @throws NullPointerException     if {@code lag} or {@code queueDelay} is null
      */
     public AdmissionControl(int limit, EventLoopLag lag, Duration maxLag, int lagSheddingMinInFlight,
             QueueDelay queueDelay) {
@@ -73,10 +65,10 @@ public final class AdmissionControl {
                     "lagSheddingMinInFlight must be at least 0, was " + lagSheddingMinInFlight);
         }
         this.limit = limit;
-        this.lag = lag;
+        this.lag = Objects.requireNonNull(lag, "lag");
         this.maxLagNanos = maxLag.toNanos();
         this.lagSheddingMinInFlight = Math.min(lagSheddingMinInFlight, limit);
-        this.queueDelay = queueDelay;
+        this.queueDelay = Objects.requireNonNull(queueDelay, "queueDelay");
     }
 
     /**
@@ -94,7 +86,7 @@ public final class AdmissionControl {
                 return "event loops " + TimeUnit.NANOSECONDS.toMillis(behind) + " ms behind with " + served
                         + " requests in flight";
             }
-            if (queueDelay != null && queueDelay.standing()) {
+            if (queueDelay.standing()) {
                 return "requests queued at least " + TimeUnit.NANOSECONDS.toMillis(queueDelay.minimumNanos())
                         + " ms over the last " + QueueDelay.INTERVAL.toMillis() + " ms with " + served
                         + " in flight";
@@ -109,7 +101,7 @@ public final class AdmissionControl {
 
     /** The clock reading (ns) an admitted request keeps for its {@link #release(long)}. */
     public long now() {
-        return queueDelay == null ? 0 : queueDelay.now();
+        return queueDelay.now();
     }
 
     /**
@@ -120,9 +112,7 @@ public final class AdmissionControl {
      */
     public void release(long admittedNanos) {
         inFlight.decrementAndGet();
-        if (queueDelay != null) {
-            queueDelay.completed(admittedNanos);
-        }
+        queueDelay.completed(admittedNanos);
     }
 
     /** Client requests being served right now. */

@@ -39,7 +39,12 @@ import org.junit.jupiter.api.Test;
  * request in flight; the event loop lag is never started, so it reads 0.
  */
 class AdmissionHandlerTest {
-    private final AdmissionControl control = new AdmissionControl(1, new EventLoopLag(), Duration.ofMillis(100), 0);
+    /** A queueing delay that never stands in these tests (its target is an hour): the other rules act alone. */
+    private static final QueueDelay NEVER_STANDING = new QueueDelay(Duration.ofHours(1), QueueDelay.INTERVAL,
+            System::nanoTime);
+
+    private final AdmissionControl control = new AdmissionControl(1, new EventLoopLag(), Duration.ofMillis(100), 0,
+            NEVER_STANDING);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final ClientRequestMetrics metrics = new ClientRequestMetrics(registry);
     private final List<EmbeddedChannel> channels = new ArrayList<>();

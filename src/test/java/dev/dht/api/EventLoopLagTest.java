@@ -29,6 +29,10 @@ import org.junit.jupiter.api.Test;
  * not limited, is {@link AdmissionHandlerTest}'s.)
  */
 class EventLoopLagTest {
+    /** A queueing delay that never stands in these tests (its target is an hour): the other rules act alone. */
+    private static final QueueDelay NEVER_STANDING = new QueueDelay(Duration.ofHours(1), QueueDelay.INTERVAL,
+            System::nanoTime);
+
     private static final Duration MAX_LAG = Duration.ofMillis(100);
     private static final int LAG_SHEDDING_MIN_IN_FLIGHT = 8;
 
@@ -38,7 +42,8 @@ class EventLoopLagTest {
     @SuppressWarnings("deprecation")
     private final EventLoopGroup group = new DefaultEventLoopGroup(2);
     private final EventLoopLag lag = new EventLoopLag();
-    private final AdmissionControl control = new AdmissionControl(100, lag, MAX_LAG, LAG_SHEDDING_MIN_IN_FLIGHT);
+    private final AdmissionControl control = new AdmissionControl(100, lag, MAX_LAG, LAG_SHEDDING_MIN_IN_FLIGHT,
+            NEVER_STANDING);
     private final CountDownLatch release = new CountDownLatch(1);
     private final AtomicBoolean busy = new AtomicBoolean(true);
 
