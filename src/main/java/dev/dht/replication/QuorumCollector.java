@@ -4,7 +4,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.RejectedExecutionException;
-import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
@@ -12,7 +11,6 @@ import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
-import reactor.core.scheduler.Schedulers;
 import reactor.util.context.Context;
 
 /**
@@ -104,10 +102,10 @@ public final class QuorumCollector {
      * instead of {@code Flux.merge(...).handle(...).next().timeout(...)}: its cancel and discard paths walked
      * the whole subscriber context on every request, a cost the single-node PUT and GET paths felt (commit
      * b63d986 holds the measurement).
-     * The timeout is one task on {@link Schedulers#parallel()}, disposed when the result is decided or the
-     * caller cancels, and so is the speculative retry task; callbacks may come from any thread (storage threads,
-     * event loops). Both are scheduled after the calls started, and not at all when these already decided the
-     * result (a read answered from this node's row cache): scheduling a task often wakes a parallel thread.
+     * The timeout is one deadline on {@link QuorumDeadlines}' timing wheel (why a wheel: see there), cancelled when
+     * the result is decided or the caller cancels, and so is the speculative retry; callbacks may come from any
+     * thread (storage threads, event loops, the wheel's). Both are set after the calls started, and not at all when
+     * these already decided the result (a read answered from this node's row cache).
      * A result decided between the check and the scheduling disposes the tasks at once ({@code onDispose} of a
      * finished sink), and they do nothing if they run.
      *
@@ -130,10 +128,10 @@ public final class QuorumCollector {
             if (tally.isDecided()) {
                 return; // answered while starting (e.g. a row cache hit on this node): no timer needed
             }
-            Disposable timer = Schedulers.parallel().schedule(tally::timeOut, timeout.toNanos(), TimeUnit.NANOSECONDS);
+            Disposable timer = QuorumDeadlines.schedule(tally::timeOut, timeout.toNanos());
             if (speculateAt != null) {
-                timer = Disposables.composite(timer, Schedulers.parallel().schedule(
-                        () -> tally.speculate(retryAllowed), speculateAt.toNanos(), TimeUnit.NANOSECONDS));
+                timer = Disposables.composite(timer,
+                        QuorumDeadlines.schedule(() -> tally.speculate(retryAllowed), speculateAt.toNanos()));
             }
             sink.onDispose(timer);
         });
