@@ -96,7 +96,8 @@ public class DhtConfiguration {
                           MeterRegistry registry) {
         DhtProperties.Storage settings = properties.storage();
         RecordRepository repository = new FreeSpaceReserveRepository(
-                LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync()), reserve);
+                LevelDbRecordRepository.open(properties.dataDir(), settings.engine(), settings.sync(),
+                        (int) settings.writeBufferSize().toBytes()), reserve);
         if (settings.engine() == StorageEngine.JNI && settings.compactionNice() > 0) {
             LevelDbBackgroundThread.lowerPriority(settings.compactionNice());
         }

@@ -214,6 +214,9 @@ public record DhtProperties(
      *                      (three nodes on one CPU at twice their breaking rate answered 504s and had not recovered
      *                      12 s later, 2026-11-25). RocksDB lowers only its compaction pool, never its flushes;
      *                      LevelDB has one thread for both. Raise it only with CPU to spare. JNI engine on Linux only
+     * @param writeBufferSize the memtable's size (LevelDB's {@code write_buffer_size}; bytes, suffixes KB, MB):
+     *                      each full memtable becomes a level-0 table file. Up to two are in memory at once and a
+     *                      restart after a crash replays a log up to this long. Default 4MB (LevelDB's own)
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,
@@ -222,7 +225,8 @@ public record DhtProperties(
             @DefaultValue("1024") int queueCapacity,
             @DefaultValue("0") DataSize rowCacheSize,
             @DefaultValue("64MB") DataSize minFreeSpace,
-            @DefaultValue("0") int compactionNice) {
+            @DefaultValue("0") int compactionNice,
+            @DefaultValue("4MB") DataSize writeBufferSize) {
 
         /** Validates the storage settings. */
         public Storage {
@@ -240,6 +244,10 @@ public record DhtProperties(
             }
             if (compactionNice < 0 || compactionNice > 19) {
                 throw new InvalidSettingException("dht.storage.compaction-nice", "must be 0..19, was " + compactionNice);
+            }
+            long writeBufferBytes = writeBufferSize.toBytes();
+            if (writeBufferBytes < DataSize.ofKilobytes(64).toBytes() || writeBufferBytes > DataSize.ofMegabytes(512).toBytes()) {
+                throw new InvalidSettingException("dht.storage.write-buffer-size", "must be 64KB..512MB, was " + writeBufferSize);
             }
         }
     }

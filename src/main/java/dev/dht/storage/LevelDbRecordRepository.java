@@ -45,17 +45,32 @@ public final class LevelDbRecordRepository implements RecordRepository {
         this.writeOptions = new WriteOptions().sync(sync);
     }
 
+    /** LevelDB's own memtable size, bytes: {@link #open(Path, StorageEngine, boolean, int)} with it. */
+    public static final int DEFAULT_WRITE_BUFFER_BYTES = 4 << 20;
+
     /**
-     * Opens (creating if missing) the database in {@code directory}.
+     * Opens (creating if missing) the database in {@code directory} with LevelDB's default memtable (4 MiB).
      *
-     * @param sync fsync every write (see class comment)
+     * @see #open(Path, StorageEngine, boolean, int)
+     */
+    public static LevelDbRecordRepository open(Path directory, StorageEngine engine, boolean sync) {
+        return open(directory, engine, sync, DEFAULT_WRITE_BUFFER_BYTES);
+    }
+
+    /**
+     * Opens (creating if missing) the database in {@code directory}. Blocks (disk I/O, log replay).
+     *
+     * @param sync             fsync every write (see class comment)
+     * @param writeBufferBytes the memtable's size in bytes (LevelDB's {@code write_buffer_size}): a full memtable
+     *                         becomes one level-0 table file. Up to two are held in memory at once, and the log
+     *                         replayed at start-up after a crash is up to this long
      * @throws UncheckedIOException if the directory cannot be created or LevelDB cannot open it (for example
      *                              another process holds its lock)
      */
-    public static LevelDbRecordRepository open(Path directory, StorageEngine engine, boolean sync) {
+    public static LevelDbRecordRepository open(Path directory, StorageEngine engine, boolean sync, int writeBufferBytes) {
         try {
             Files.createDirectories(directory);
-            Options options = new Options().createIfMissing(true);
+            Options options = new Options().createIfMissing(true).writeBufferSize(writeBufferBytes);
             DB db = engine.open(directory.toFile(), options);
             LevelDbRecordRepository repository = new LevelDbRecordRepository(db, directory, sync);
             repository.warmUpNativeCalls();

@@ -57,6 +57,8 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.threads=0")),
                 Arguments.of("compaction nice above 19", "dht.storage.compaction-nice",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.compaction-nice=20")),
+                Arguments.of("memtable above 512MB", "dht.storage.write-buffer-size",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.write-buffer-size=1GB")),
                 Arguments.of("gc grace below the repair interval", "dht.tombstone.gc-grace",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tombstone.gc-grace=30m",
                                 "--dht.hints.window=10m", "--dht.repair.interval=1h")),
