@@ -46,6 +46,8 @@ Measure CPU and bytes per request with mode none: a profiler costs CPU itself.
   --keys N             key space (default $KEYS)
   --value-size BYTES   PUT body size (default $VALUE_SIZE)
   --node-heap SIZE     -Xms and -Xmx of the node (default $NODE_HEAP)
+  --node-arg ARG       an extra argument of the node, e.g. --node-arg --dht.storage.write-buffer-size=32MB
+                       (repeatable; named in the report)
   --interval I         cpu/wall sampling interval (default $INTERVAL)
   --event E            the cpu mode's event: cpu (perf_events), itimer or ctimer (default $EVENT)
   --pin                wrk on CPU 0, the node on the others (taskset)
@@ -65,6 +67,7 @@ while [ $# -gt 0 ]; do
     --keys) KEYS="$2"; shift ;;
     --value-size) VALUE_SIZE="$2"; shift ;;
     --node-heap) NODE_HEAP="$2"; shift ;;
+    --node-arg) NODE_ARGS+=("$2"); shift ;;
     --interval) INTERVAL="$2"; shift ;;
     --event) EVENT="$2"; shift ;;
     --pin) PIN=true ;;
@@ -141,7 +144,7 @@ REPORT="$OUT/report.md"
   echo
   echo "${NODE_JAR:-target/dht.jar}, commit $(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown), wrk 1 thread,"
   echo "$CONNECTIONS connections, ${DURATION}-s runs after ${WARMUP}-s warm-ups, $VALUE_SIZE-byte values, $KEYS keys,"
-  echo "heap $NODE_HEAP, pinned: $PIN, $(nproc) CPUs."
+  echo "heap $NODE_HEAP, node arguments: ${NODE_ARGS[*]:-none}, pinned: $PIN, $(nproc) CPUs."
   echo
   echo "| op | answered | answered/s | CPU us/request | allocated bytes/request | thread switches/request | p99 ms | failures |"
   echo "|---|---|---|---|---|---|---|---|"

@@ -205,7 +205,11 @@ public record DhtProperties(
      *                      the page cache are off-heap). Worth it for a hot set of keys that fits
      * @param minFreeSpace  usable space the data dir's file system must keep (bytes, suffixes KB, MB, GB): below
      *                      it writes get 503 and nothing is written, until space is freed (leveldbjni would die of
-     *                      SIGBUS on a full disk); 0 turns the check off. Default 64MB
+     *                      SIGBUS on a full disk); 0 turns the check off. Default 64MB. LevelDB keeps writing on its
+     *                      own after writes are refused, and all of it must fit: a memtable flush (up to
+     *                      {@code writeBufferSize}) and a level-0 compaction, which merges the 4 level-0 files (4
+     *                      memtables) with level 1 (10MB) into new files before it deletes the old ones: about 5
+     *                      memtables and 10MB (30MB with the default 4MB memtables). Keep it above that
      * @param compactionNice the Linux nice value (0-19) of LevelDB's background thread, which flushes and compacts:
      *                      higher lets compactions wait while requests need the CPU. 0 leaves it as the JVM's
      *                      threads, the default. With one CPU, p99 at 11 200 PUT/s was 7 ms at 19 instead of 9-10
@@ -215,8 +219,13 @@ public record DhtProperties(
      *                      12 s later, 2026-11-25). RocksDB lowers only its compaction pool, never its flushes;
      *                      LevelDB has one thread for both. Raise it only with CPU to spare. JNI engine on Linux only
      * @param writeBufferSize the memtable's size (LevelDB's {@code write_buffer_size}; bytes, suffixes KB, MB):
-     *                      each full memtable becomes a level-0 table file. Up to two are in memory at once and a
-     *                      restart after a crash replays a log up to this long. Default 4MB (LevelDB's own)
+     *                      each full memtable becomes a level-0 table file. Default 4MB, LevelDB's own. Larger ones
+     *                      mean less compaction per byte written but longer flushes and compactions, which writers
+     *                      wait for: at 32MB one node answered 6-13 % more PUTs/s under closed-loop load (wrk, paired)
+     *                      but broke at 12 000 instead of 16 000 PUT/s under open-loop load (Gatling, one run each,
+     *                      2026-11-25), likely as writers waited for the longer flushes. Up to two are in memory at
+     *                      once, a restart after a crash
+     *                      replays up to one of log, and {@code minFreeSpace} must cover about 5 of them
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,

@@ -5,10 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -225,6 +227,41 @@ class LevelDbRecordRepositoryTest {
         assertThat(reopened.get(key("big"))).isEqualTo(Record.value(9, big));
         assertThat(reopened.upsert(key("kept"), value(6, "older"))).isFalse();
         assertThat(reopened.sizeOnDiskBytes()).isPositive();
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void aFullMemtableOfTheConfiguredSizeBecomesATableFile(StorageEngine engine) throws Exception {
+        Path small = dir.resolve("small");
+        Path large = dir.resolve("large");
+        RecordRepository smallBuffer = LevelDbRecordRepository.open(small, engine, false, 64 << 10);
+        RecordRepository largeBuffer = LevelDbRecordRepository.open(large, engine, false,
+                LevelDbRecordRepository.DEFAULT_WRITE_BUFFER_BYTES);
+        opened.add(smallBuffer);
+        opened.add(largeBuffer);
+        byte[] value = new byte[4096];
+        for (int i = 0; i < 64; i++) {   // 256 KiB: four 64-KiB memtables, a sixteenth of the default 4-MiB one
+            Arrays.fill(value, (byte) i);
+            smallBuffer.upsert(key("k" + i), Record.value(i + 1, value));
+            largeBuffer.upsert(key("k" + i), Record.value(i + 1, value));
+        }
+
+        long deadline = System.nanoTime() + 10_000_000_000L;
+        while (tableFiles(small) == 0 && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        assertThat(tableFiles(small)).as("table files with 64-KiB memtables").isPositive();
+        assertThat(tableFiles(large)).as("table files with 4-MiB memtables").isZero();
+        assertThat(smallBuffer.get(key("k63"))).isEqualTo(largeBuffer.get(key("k63")));
+    }
+
+    /** Level-0 and deeper table files in a LevelDB directory ({@code .ldb}, or {@code .sst} in older versions). */
+    private static long tableFiles(Path directory) throws IOException {
+        try (Stream<Path> files = Files.list(directory)) {
+            return files.map(path -> path.getFileName().toString())
+                    .filter(name -> name.endsWith(".ldb") || name.endsWith(".sst"))
+                    .count();
+        }
     }
 
     private RecordRepository open(StorageEngine engine) {
