@@ -9,8 +9,8 @@ import reactor.core.Disposable;
 /**
  * The deadlines of quorum waits (a coordinator's timeout and speculative retry, {@link QuorumCollector}) on one
  * hashed timing wheel shared by the process: Netty's {@link HashedWheelTimer}, the scheme of G. Varghese and
- * T. Lauck ("Hashed and Hierarchical Timing Wheels", SOSP 1987) that Netty, Kafka's request purgatory and
- * Cassandra use for per-request timeouts.
+ * T. Lauck ("Hashed and Hierarchical Timing Wheels", SOSP 1987), which Kafka's request purgatory also uses
+ * (hierarchically) for its per-request timeouts.
  *
  * <p>Why not {@code Schedulers.parallel()}: every request sets a deadline and nearly every one is cancelled
  * before it fires. A {@code ScheduledThreadPoolExecutor} takes a lock per schedule and cancel and wakes its
