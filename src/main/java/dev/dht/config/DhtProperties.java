@@ -224,8 +224,8 @@ public record DhtProperties(
      *                      wait for: at 32MB one node answered 6-13 % more PUTs/s under closed-loop load (wrk, paired)
      *                      but broke at 12 000 instead of 16 000 PUT/s under open-loop load (Gatling, one run each,
      *                      2026-11-25), likely as writers waited for the longer flushes. Up to two are in memory at
-     *                      once, a restart after a crash
-     *                      replays up to one of log, and {@code minFreeSpace} must cover about 5 of them
+     *                      once, a restart after a crash replays up to one of log, and {@code minFreeSpace} must
+     *                      cover about 5 of them
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,
@@ -255,8 +255,10 @@ public record DhtProperties(
                 throw new InvalidSettingException("dht.storage.compaction-nice", "must be 0..19, was " + compactionNice);
             }
             long writeBufferBytes = writeBufferSize.toBytes();
-            if (writeBufferBytes < DataSize.ofKilobytes(64).toBytes() || writeBufferBytes > DataSize.ofMegabytes(512).toBytes()) {
-                throw new InvalidSettingException("dht.storage.write-buffer-size", "must be 64KB..512MB, was " + writeBufferSize);
+            if (writeBufferBytes < DataSize.ofKilobytes(64).toBytes()
+                    || writeBufferBytes > DataSize.ofMegabytes(512).toBytes()) {
+                throw new InvalidSettingException("dht.storage.write-buffer-size",
+                        "must be 64KB..512MB, was " + writeBufferSize);
             }
         }
     }
