@@ -22,7 +22,7 @@
 #   STARTED_PIDS    process groups the script started and must end (cleanup); GATLING_PID the running Gatling's
 #   HELPER_PIDS     plain background processes (no group of their own) cleanup ends as well; empty unless a script adds
 #   CLEANUP_DIRS    directories cleanup removes after the processes ended; empty unless a script adds
-#   URLS, PIDS, LOGS, PORTS   set by start_nodes; CLASSPATH set by compile_gatling
+#   URLS, PIDS, LOGS, PORTS   set by start_nodes; CLASSPATH set by compile_gatling; AP_LIB by async_profiler_lib
 
 ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
 NODE_JVM_OPTS=()
@@ -176,6 +176,26 @@ build_dht_jar_if_missing() {  # build_dht_jar_if_missing: builds target/dht.jar 
   if [ ! -f "$ROOT/target/dht.jar" ]; then
     log "building target/dht.jar"; (cd "$ROOT" && ./mvnw -B -q -DskipTests package)
   fi
+}
+
+# async_profiler_lib VERSION: sets AP_LIB to async-profiler's agent library: ASYNC_PROFILER_LIB if set, else the
+# library for this platform from the jar on Maven Central (tools.profiler:async-profiler:VERSION, fetched into
+# ~/.m2 with ./mvnw dependency:get if missing), extracted into gatling/target/async-profiler. Exits 1 if neither.
+async_profiler_lib() {
+  local ap_jar platform
+  AP_LIB="${ASYNC_PROFILER_LIB:-}"
+  [ -z "$AP_LIB" ] || return 0
+  ap_jar="$HOME/.m2/repository/tools/profiler/async-profiler/$1/async-profiler-$1.jar"
+  if [ ! -f "$ap_jar" ]; then
+    log "fetching async-profiler $1 from Maven Central"
+    "$ROOT/mvnw" -B -q dependency:get -Dartifact="tools.profiler:async-profiler:$1" >"$OUT/fetch.log" 2>&1 \
+      || { cat "$OUT/fetch.log" >&2; exit 1; }
+  fi
+  case "$(uname -m)" in x86_64) platform=linux-x64 ;; aarch64) platform=linux-arm64 ;; *) platform=unknown ;; esac
+  mkdir -p "$ROOT/gatling/target/async-profiler"
+  (cd "$ROOT/gatling/target/async-profiler" && jar xf "$ap_jar" "$platform/libasyncProfiler.so")
+  AP_LIB="$ROOT/gatling/target/async-profiler/$platform/libasyncProfiler.so"
+  [ -f "$AP_LIB" ] || { echo "no $platform/libasyncProfiler.so in $ap_jar" >&2; exit 1; }
 }
 
 # compile_gatling: compiles the Gatling project (the runs then only start it) and writes its classpath to

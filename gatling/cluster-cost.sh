@@ -5,7 +5,9 @@
 # as gatling/ratio.sh cluster (1 wrk thread per node, closed loop, 1 KiB values). Prints one line per run; after
 # the warm-up, runs of PUT then GET repeat for --rounds rounds, so that the JIT's settling shows as the figures
 # converge. With --baseline-jar, a second cluster of that build (A) runs beside the first (B), both are warmed up,
-# and every round loads them in turn (A B, then B A, ...): paired before/after figures.
+# and every round loads them in turn (A B, then B A, ...): paired before/after figures. --a-arg and --b-arg give one
+# cluster a node argument the other lacks (A/B of a setting, one jar). --profile records the last round's runs of
+# cluster B with async-profiler on all three nodes.
 #
 # usage: gatling/cluster-cost.sh [options] [-- node arguments...]
 set -euo pipefail
@@ -25,6 +27,10 @@ REPLICAS=2/3
 NODE_HEAP=512m
 PIN=false
 OUT=""
+PROFILE=""
+AP_VERSION=4.2
+A_ARGS=()
+B_ARGS=()
 
 usage() {
   cat <<USAGE
@@ -37,6 +43,12 @@ and replica exchanges per answered request (all operations, and read/write batch
 
   --jar PATH          the node's jar (default target/dht.jar, built if missing): cluster B
   --baseline-jar PATH also start a cluster A of this jar and load A and B in turn
+  --a-arg ARG         a node argument of cluster A only (repeatable); starts A (of B's jar unless --baseline-jar),
+                      e.g. --a-arg --dht.replica-writes-in-flight=4 --b-arg --dht.replica-writes-in-flight=1
+  --b-arg ARG         a node argument of cluster B only (repeatable)
+  --profile MODE      cpu, wall, alloc or lock: async-profiler (Maven Central) in every node from its start, recording
+                      the last round's runs of B: per node and method <method>-<port>.collapsed, and
+                      <method>-shares.txt over the three (gatling/profile-shares.awk); a profiler costs CPU itself
   --rounds N          rounds after the warm-up (default $ROUNDS)
   --duration S        seconds per run (default $DURATION)
   --warmup S          seconds of PUT, then of GET, before round 1 (default $WARMUP)
@@ -53,6 +65,9 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --jar) NODE_JAR="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift ;;
     --baseline-jar) BASELINE_JAR="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift ;;
+    --a-arg) A_ARGS+=("$2"); shift ;;
+    --b-arg) B_ARGS+=("$2"); shift ;;
+    --profile) PROFILE="$2"; shift ;;
     --rounds) ROUNDS="$2"; shift ;;
     --duration) DURATION="$2"; shift ;;
     --warmup) WARMUP="$2"; shift ;;
@@ -70,6 +85,8 @@ while [ $# -gt 0 ]; do
 done
 command -v wrk >/dev/null || { echo "wrk not found (Debian: apt-get install wrk)" >&2; exit 2; }
 if [ "$PIN" = true ] && [ "$(nproc)" -lt 2 ]; then echo "--pin needs 2 or more CPUs" >&2; exit 2; fi
+case "$PROFILE" in ""|cpu|wall|alloc|lock) ;; *) echo "--profile: cpu, wall, alloc or lock, not '$PROFILE'" >&2; exit 2 ;; esac
+if [ ${#A_ARGS[@]} -gt 0 ] && [ -z "${BASELINE_JAR:-}" ]; then BASELINE_JAR="${NODE_JAR:-$ROOT/target/dht.jar}"; fi
 
 OUT="${OUT:-$ROOT/gatling/target/cluster-cost/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT"
@@ -77,17 +94,25 @@ OUT="$(cd "$OUT" && pwd)"
 install_traps
 [ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
 if [ "$PIN" = true ] && [[ " ${NODE_ARGS[*]} " != *" --dht.io-threads="* ]]; then NODE_ARGS+=("--dht.io-threads=1"); fi
-start_cluster() {  # start_cluster NAME JAR: a 3-node cluster of JAR; sets NAME_URLS and NAME_PIDS
-  local name="$1" pid
+if [ -n "$PROFILE" ]; then
+  async_profiler_lib "$AP_VERSION"   # sets AP_LIB
+  # loaded idle from the start: attached late, the agent's JVMTI capabilities made the JIT recompile (profile.sh)
+  NODE_JVM_OPTS=("-agentpath:$AP_LIB")
+fi
+start_cluster() {  # start_cluster NAME JAR ARG...: a 3-node cluster of JAR with NODE_ARGS and ARGs; sets NAME_URLS, NAME_PIDS
+  local name="$1" jar="$2" pid common=("${NODE_ARGS[@]}")
+  shift 2
   mkdir -p "$OUT/$name"
-  NODE_JAR="$2" start_nodes "$OUT/$name" 3
+  NODE_ARGS+=("$@")
+  NODE_JAR="$jar" start_nodes "$OUT/$name" 3
   if [ "$PIN" = true ]; then for pid in "${PIDS[@]}"; do taskset -a -cp 1 "$pid" >/dev/null; done; fi
   eval "${name}_URLS=\$URLS; ${name}_PIDS=(\"\${PIDS[@]}\")"
-  log "cluster $name: $URLS, jar $2, node arguments: ${NODE_ARGS[*]:-none}"
+  log "cluster $name: $URLS, jar $jar, node arguments: ${NODE_ARGS[*]:-none}"
+  NODE_ARGS=("${common[@]}")
 }
 TARGETS=(B)
-start_cluster B "${NODE_JAR:-$ROOT/target/dht.jar}"
-if [ -n "${BASELINE_JAR:-}" ]; then TARGETS=(A B); start_cluster A "$BASELINE_JAR"; fi
+start_cluster B "${NODE_JAR:-$ROOT/target/dht.jar}" "${B_ARGS[@]}"
+if [ -n "${BASELINE_JAR:-}" ]; then TARGETS=(A B); start_cluster A "$BASELINE_JAR" "${A_ARGS[@]}"; fi
 log "logs in $OUT"
 
 select_target() { eval "URLS=\$${1}_URLS; PIDS=(\"\${${1}_PIDS[@]}\")"; }  # select_target A|B
@@ -108,6 +133,16 @@ exchanges() {  # exchanges [OPERATION]: replica calls the nodes made, of all ope
   echo "$total"
 }
 field() { sed -n "s/.*ratio-summary.* $2=\([0-9]*\).*/\1/p" "$1"; }
+# profiler ACTION: one async-profiler command to every node of the selected cluster; %p in ACTION becomes the
+# node's port (jcmd parses a bare a=b,c as a named option, hence the inner quotes; the agent's errors go to the
+# node's log)
+profiler() {
+  local i
+  for i in "${!PIDS[@]}"; do
+    jcmd "${PIDS[$i]}" JVMTI.agent_load "$AP_LIB" "\"${1//%p/$(echo "$URLS" | cut -d, -f$((i + 1)) | sed 's/.*://')}\"" \
+      >>"$OUT/profiler.log" 2>&1
+  done
+}
 
 run() {  # run TARGET METHOD SECONDS LABEL: one wrk run against cluster TARGET (A or B) and its figures
   local target="$1" method="$2" seconds="$3" label="$4 $1" file="$OUT/$4-$1-$2.txt" pin=() ticks0 calls0 reads0 writes0
@@ -115,10 +150,22 @@ run() {  # run TARGET METHOD SECONDS LABEL: one wrk run against cluster TARGET (
   select_target "$target"
   [ "$PIN" = true ] && pin=(taskset -c 0)
   ticks0=$(cpu_ticks); calls0=$(exchanges); reads0=$(exchanges read-batch); writes0=$(exchanges write-batch)
+  local profiled=false
+  if [ -n "$PROFILE" ] && [ "$target" = B ] && [ "$4" = "round-$ROUNDS" ]; then
+    profiled=true
+    case "$PROFILE" in cpu|wall) profiler "start,event=$PROFILE,interval=1ms" ;; *) profiler "start,event=$PROFILE" ;; esac
+  fi
   WRK_METHOD="$method" WRK_KEYS="$KEYS" WRK_VALUE_SIZE="$VALUE_SIZE" WRK_REPLICAS="$REPLICAS" \
     WRK_HOSTS="$(echo "$URLS" | sed 's#http://##g')" WRK_THREADS=3 \
     "${pin[@]}" wrk -t3 -c"$CONNECTIONS" -d"${seconds}s" --latency -s "$ROOT/gatling/wrk/entity.lua" \
     "${URLS%%,*}/" >"$file" 2>&1 || { log "wrk failed; see $file"; cat "$file" >&2; exit 1; }
+  if [ "$profiled" = true ]; then
+    profiler "dump,collapsed,total,file=$OUT/$method-%p-$PROFILE.collapsed"
+    profiler "stop"
+    cat "$OUT/$method"-*-"$PROFILE.collapsed" 2>/dev/null | awk -f "$ROOT/gatling/profile-shares.awk" | sort -rn \
+      >"$OUT/$method-$PROFILE-shares.txt" || true
+    log "$label $method: $PROFILE profile of the three nodes in $OUT/$method-$PROFILE-shares.txt"
+  fi
   answered=$(( $(field "$file" status_2xx) + $(field "$file" status_404) ))
   failed=$(( $(field "$file" status_5xx) + $(field "$file" errors_connect) + $(field "$file" errors_read) \
     + $(field "$file" errors_write) + $(field "$file" errors_timeout) ))

@@ -87,21 +87,7 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 install_traps
 
-# async-profiler: the jar on Maven Central holds the agent library per platform
-AP_LIB="${ASYNC_PROFILER_LIB:-}"
-if [ "$MODE" != none ] && [ -z "$AP_LIB" ]; then
-  ap_jar="$HOME/.m2/repository/tools/profiler/async-profiler/$AP_VERSION/async-profiler-$AP_VERSION.jar"
-  if [ ! -f "$ap_jar" ]; then
-    log "fetching async-profiler $AP_VERSION from Maven Central"
-    "$ROOT/mvnw" -B -q dependency:get -Dartifact="tools.profiler:async-profiler:$AP_VERSION" >"$OUT/fetch.log" 2>&1 \
-      || { cat "$OUT/fetch.log" >&2; exit 1; }
-  fi
-  case "$(uname -m)" in x86_64) platform=linux-x64 ;; aarch64) platform=linux-arm64 ;; *) platform=unknown ;; esac
-  mkdir -p "$ROOT/gatling/target/async-profiler"
-  (cd "$ROOT/gatling/target/async-profiler" && jar xf "$ap_jar" "$platform/libasyncProfiler.so")
-  AP_LIB="$ROOT/gatling/target/async-profiler/$platform/libasyncProfiler.so"
-  [ -f "$AP_LIB" ] || { echo "no $platform/libasyncProfiler.so in $ap_jar" >&2; exit 1; }
-fi
+[ "$MODE" = none ] || async_profiler_lib "$AP_VERSION"   # sets AP_LIB
 
 [ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
 # loaded idle from the start: attached late, the agent's JVMTI capabilities made the JIT recompile for tens of seconds
