@@ -29,7 +29,11 @@ import org.springframework.util.unit.DataSize;
  * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
  * @param replicaPoolSize pooled connections per peer. Default 64
  * @param replicaWritesInFlight write requests to one peer in flight at once (at most {@code replicaPoolSize});
- *                        further writes wait and go together as one batch request when one returns. Default 4
+ *                        further writes wait and go together as one batch request when one returns. Default 1,
+ *                        as for reads: a write goes at once when none is in flight to the peer, else waits at
+ *                        most one round trip. A higher value sends more exchanges of fewer records each: at 4,
+ *                        with 32 client connections over 3 nodes, few writes waited and a PUT cost 0.9 exchanges
+ *                        instead of 0.3 (commit message of this default)
  * @param replicaReadsInFlight read requests to one peer in flight at once (at most {@code replicaPoolSize});
  *                        further reads wait and go together as one batch request when one returns. Default 1:
  *                        a read goes at once when none is in flight to the peer, else waits at most one round
@@ -71,7 +75,7 @@ public record DhtProperties(
         @DefaultValue("50ms") Duration speculativeRetryDelay,
         @DefaultValue("") String clusterSecret,
         @DefaultValue("64") int replicaPoolSize,
-        @DefaultValue("4") int replicaWritesInFlight,
+        @DefaultValue("1") int replicaWritesInFlight,
         @DefaultValue("1") int replicaReadsInFlight,
         @DefaultValue("1024") int maxInFlightRequests,
         @DefaultValue("100ms") Duration maxEventLoopLag,

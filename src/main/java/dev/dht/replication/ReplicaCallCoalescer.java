@@ -20,10 +20,11 @@ import reactor.core.publisher.MonoSink;
  *
  * <p>A batch holds at most {@link #MAX_BATCH_RECORDS} calls and {@link InternalProtocol#BATCH_MAX_BYTES} of
  * frames; a call whose frame is larger than a sixteenth of that always goes alone. At most as many calls may wait
- * as the next round of batches carries ({@code maxInFlight * MAX_BATCH_RECORDS}); a call beyond that fails at
- * once with {@link RejectedExecutionException}, which the quorum counts as overload (503), as it does a full
- * connection pool: it would wait for more than one round trip, and a line that long only turns overload into
- * timeouts (504).
+ * as the next round of batches carries, and never fewer than {@link #MIN_WAITING_BATCHES} batches' worth
+ * ({@code max(maxInFlight, MIN_WAITING_BATCHES) * MAX_BATCH_RECORDS}); a call beyond that fails at once with
+ * {@link RejectedExecutionException}, which the quorum counts as overload (503), as it does a full connection
+ * pool: it would wait for more round trips than that, and a line that long only turns overload into timeouts
+ * (504). The floor keeps a burst at one request in flight (the default) from being refused sooner than at four.
  *
  * <p>A batch request that fails fails every call in it; one that succeeds gives each call its own result. Thread-safe
  * and non-blocking: calls arrive from any thread, and the next batch is sent from the thread that saw a request
@@ -35,6 +36,8 @@ import reactor.core.publisher.MonoSink;
 final class ReplicaCallCoalescer<T, R> {
     /** Calls in one batch request, at most. */
     static final int MAX_BATCH_RECORDS = 128;
+    /** Batches' worth of calls that may always wait, however few requests may be in flight. */
+    static final int MIN_WAITING_BATCHES = 4;
     /** A call framed larger than this is never coalesced. */
     static final int MAX_COALESCED_FRAME_BYTES = InternalProtocol.BATCH_MAX_BYTES / 16;
 
@@ -61,7 +64,7 @@ final class ReplicaCallCoalescer<T, R> {
         }
         this.peer = peer;
         this.maxInFlight = maxInFlight;
-        this.maxWaiting = maxInFlight * MAX_BATCH_RECORDS;
+        this.maxWaiting = Math.max(maxInFlight, MIN_WAITING_BATCHES) * MAX_BATCH_RECORDS;
         this.frameBytes = frameBytes;
         this.send = send;
     }

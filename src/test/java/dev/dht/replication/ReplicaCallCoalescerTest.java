@@ -119,16 +119,36 @@ class ReplicaCallCoalescerTest {
 
     @Test
     void writesBeyondWhatTheNextRoundOfBatchesCarriesAreRefusedAsOverload() {
-        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(2);
-        int limit = 2 * ReplicaCallCoalescer.MAX_BATCH_RECORDS;
-        List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(2 + limit + 1));
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(8);
+        int limit = 8 * ReplicaCallCoalescer.MAX_BATCH_RECORDS;
+        List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(8 + limit + 1));
         assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(RejectedExecutionException.class);
         assertThat(outcomes.get(outcomes.size() - 2).get()).as("the last one that fits waits").isNull();
         assertThat(coalescer.waiting()).isEqualTo(limit);
 
-        requests.get(0).answer().tryEmitEmpty();
-        requests.get(1).answer().tryEmitEmpty();
+        for (int i = 0; i < 8; i++) {
+            requests.get(i).answer().tryEmitEmpty();
+        }
         assertThat(coalescer.waiting()).as("one round of batches took them all").isZero();
+    }
+
+    @Test
+    void withFewRequestsInFlightFourBatchesWorthMayWaitBeforeRefusals() {
+        ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(1);
+        int limit = ReplicaCallCoalescer.MIN_WAITING_BATCHES * ReplicaCallCoalescer.MAX_BATCH_RECORDS;
+        List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(1 + limit + 1));
+        assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(RejectedExecutionException.class);
+        assertThat(outcomes.get(outcomes.size() - 2).get()).as("the last one that fits waits").isNull();
+        assertThat(coalescer.waiting()).isEqualTo(limit);
+
+        for (int round = 0; round < ReplicaCallCoalescer.MIN_WAITING_BATCHES; round++) {
+            requests.get(round).answer().tryEmitEmpty();
+        }
+        assertThat(coalescer.waiting()).as("four batches, one after another, took them all").isZero();
+        assertThat(requests).hasSize(1 + ReplicaCallCoalescer.MIN_WAITING_BATCHES);
+        requests.get(ReplicaCallCoalescer.MIN_WAITING_BATCHES).answer().tryEmitEmpty();
+        assertThat(outcomes.subList(0, outcomes.size() - 1))
+                .allSatisfy(outcome -> assertThat(outcome.get()).isEqualTo(Boolean.TRUE));
     }
 
     private static String[] ids(int count) {
