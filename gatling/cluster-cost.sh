@@ -43,9 +43,10 @@ and replica exchanges per answered request (all operations, and read/write batch
 
   --jar PATH          the node's jar (default target/dht.jar, built if missing): cluster B
   --baseline-jar PATH also start a cluster A of this jar and load A and B in turn
-  --a-arg ARG         a node argument of cluster A only (repeatable); starts A (of B's jar unless --baseline-jar),
-                      e.g. --a-arg --dht.replica-writes-in-flight=4 --b-arg --dht.replica-writes-in-flight=1
-  --b-arg ARG         a node argument of cluster B only (repeatable)
+  --a-arg ARG         a node argument of cluster A only (repeatable), e.g. --a-arg --dht.replica-writes-in-flight=4
+                      --b-arg --dht.replica-writes-in-flight=1
+  --b-arg ARG         a node argument of cluster B only (repeatable); either starts A (of B's jar unless
+                      --baseline-jar)
   --profile MODE      cpu, wall, alloc or lock: async-profiler (Maven Central) in every node from its start, recording
                       the last round's runs of B: per node and method <method>-<port>.collapsed, and
                       <method>-shares.txt over the three (gatling/profile-shares.awk); a profiler costs CPU itself
@@ -86,7 +87,7 @@ done
 command -v wrk >/dev/null || { echo "wrk not found (Debian: apt-get install wrk)" >&2; exit 2; }
 if [ "$PIN" = true ] && [ "$(nproc)" -lt 2 ]; then echo "--pin needs 2 or more CPUs" >&2; exit 2; fi
 case "$PROFILE" in ""|cpu|wall|alloc|lock) ;; *) echo "--profile: cpu, wall, alloc or lock, not '$PROFILE'" >&2; exit 2 ;; esac
-if [ ${#A_ARGS[@]} -gt 0 ] && [ -z "${BASELINE_JAR:-}" ]; then BASELINE_JAR="${NODE_JAR:-$ROOT/target/dht.jar}"; fi
+if [ $(( ${#A_ARGS[@]} + ${#B_ARGS[@]} )) -gt 0 ] && [ -z "${BASELINE_JAR:-}" ]; then BASELINE_JAR="${NODE_JAR:-$ROOT/target/dht.jar}"; fi
 
 OUT="${OUT:-$ROOT/gatling/target/cluster-cost/$(date +%Y%m%d-%H%M%S)}"
 mkdir -p "$OUT"
