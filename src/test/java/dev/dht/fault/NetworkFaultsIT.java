@@ -91,10 +91,11 @@ class NetworkFaultsIT {
      * plus a margin, for requests sent from the partition's 3rd to its 8th second (those sent in its last 2 s are
      * only reported: a request still waiting for its replicas at the heal may reach them then and succeed, as 2 of
      * 14 did in a run of 2026-11-25, when replica calls waited behind one in flight); the clients of nodes 0 and 1
-     * all succeed once the first 3 s passed (those are reported, as in FaultsIT's frozen node). After the heal a write through node 2 succeeds again, every acknowledged write reads
-     * back at 2/3 through node 0 and through node 2, and every node's own store holds every one of them (after
-     * hinted handoff, or after {@code POST /actuator/repair} on each node if hints did not bring them within 30 s).
-     * Without netem, node 2's clients reach it through its relay, which then adds no delay.
+     * all succeed once the first 3 s passed (those are reported, as in FaultsIT's frozen node). After the heal a
+     * write through node 2 succeeds again, every acknowledged write reads back at 2/3 through node 0 and through
+     * node 2, and every node's own store holds every one of them (after hinted handoff, or after
+     * {@code POST /actuator/repair} on each node if hints did not bring them within 30 s). Without netem, node 2's
+     * clients reach it through its relay, which then adds no delay.
      */
     @Test
     void aPartitionedNodeAnswers504TheMajorityKeepsServingAndNothingIsLostAfterHeal() throws Exception {
