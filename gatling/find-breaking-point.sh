@@ -26,7 +26,8 @@ COOLDOWN_SECONDS=5     # pause between runs
 P99_BOUND_MS=100       # a step fails when its p99 is above this (the knee: queueing, not a stall) ...
 MAX_ERROR_PERCENT=0    # ... or when more than this share of its requests failed
 FINAL_PERCENT=70       # the measured run at this share of the breaking rate ...
-FINAL_SECONDS=60       # ... lasting this long
+FINAL_SECONDS=60       # ... lasting this long ...
+FINAL_RUNS=3           # ... repeated this often; the row reports the run with the median p99
 BASELINE=true          # also search the baseline in the same run, for the ratio
 OVERLOAD=false         # after the 70 % run: OVERLOAD_FACTOR x the breaking rate for OVERLOAD_SECONDS
 OVERLOAD_AT=""         # skip the search: only the overload run, at this rate
@@ -66,6 +67,7 @@ TAPE     ${ALL_TAPES[*]} (default: all)
   --max-error-percent P  ... or above this error share (default $MAX_ERROR_PERCENT)
   --final-percent P      rate of the measured run, % of the breaking rate (default $FINAL_PERCENT)
   --final-duration S     its length (default $FINAL_SECONDS)
+  --final-runs N         measured runs, one after another; the row is the run with the median p99 (default $FINAL_RUNS)
   --no-baseline          do not measure the baseline (no ratio)
   --overload             after the measured run: ${OVERLOAD_FACTOR}x the breaking rate for ${OVERLOAD_SECONDS} s, then the checks
   --overload-at RATE     skip the search; only the overload run at RATE req/s
@@ -99,6 +101,7 @@ while [ $# -gt 0 ]; do
     --max-error-percent) MAX_ERROR_PERCENT="$2"; shift ;;
     --final-percent) FINAL_PERCENT="$2"; shift ;;
     --final-duration) FINAL_SECONDS="$2"; shift ;;
+    --final-runs) FINAL_RUNS="$2"; shift ;;
     --no-baseline) BASELINE=false ;;
     --overload) OVERLOAD=true ;;
     --overload-at) OVERLOAD_AT="$2"; OVERLOAD=true; shift ;;
@@ -117,6 +120,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 [ -n "$TARGET" ] || { usage >&2; exit 2; }
+[[ "$FINAL_RUNS" =~ ^[1-9][0-9]*$ ]] || { echo "--final-runs must be a positive integer, was $FINAL_RUNS" >&2; exit 2; }
 [ ${#TAPES[@]} -gt 0 ] || TAPES=("${ALL_TAPES[@]}")
 check_tapes "${TAPES[@]}"
 case "$TARGET" in
@@ -187,17 +191,32 @@ search() {
   done
 }
 
-# measured TARGETNAME TAPE URLS RATE: the long run with Gatling's HTML report; its directory is moved to $OUT
+# measured TARGETNAME TAPE URLS RATE RUN: measured run RUN (1..FINAL_RUNS) with Gatling's HTML report, its summary in
+# measured-RUN.txt; the report directory is moved to $OUT
 measured() {
-  local name="$1" tape="$2" urls="$3" rate="$4" dir="$OUT/$1-$2" report
+  local name="$1" tape="$2" urls="$3" rate="$4" run="$5" dir="$OUT/$1-$2" report
   sleep "$COOLDOWN_SECONDS"
-  log "  $name $tape: measured run at $rate req/s for $FINAL_SECONDS s"
-  gatling "$tape" "$urls" "$rate" "$FINAL_SECONDS" "$dir/measured.txt" "$dir/measured.log" yes || return 1
-  report=$(sed -n 's|.*please open the following file: file://\(.*\)/index.html.*|\1|p' "$dir/measured.log" | tail -1)
+  log "  $name $tape: measured run $run of $FINAL_RUNS at $rate req/s for $FINAL_SECONDS s"
+  gatling "$tape" "$urls" "$rate" "$FINAL_SECONDS" "$dir/measured-$run.txt" "$dir/measured-$run.log" yes || return 1
+  log "    p50 $(kv "$dir/measured-$run.txt" p50_ms) ms, p99 $(kv "$dir/measured-$run.txt" p99_ms) ms, errors $(kv "$dir/measured-$run.txt" error_percent) %"
+  report=$(sed -n 's|.*please open the following file: file://\(.*\)/index.html.*|\1|p' "$dir/measured-$run.log" | tail -1)
   if [ -n "$report" ] && [ -d "$report" ]; then
-    mv "$report" "$dir/report"
-    echo "- [$name, $tape, $rate req/s]($name-$tape/report/index.html)" >>"$OUT/reports.md"
+    mv "$report" "$dir/report-$run"
+    echo "- [$name, $tape, $rate req/s, run $run]($name-$tape/report-$run/index.html)" >>"$OUT/reports.md"
   fi
+}
+
+# median_run DIR: the number of the completed measured run whose p99 is the median (the lower middle one for an
+# even count); empty if none completed
+median_run() {
+  local run p99 lines=()
+  for run in $(seq 1 "$FINAL_RUNS"); do
+    [ -s "$1/measured-$run.txt" ] || continue
+    p99=$(kv "$1/measured-$run.txt" p99_ms)
+    [ -z "$p99" ] || lines+=("$p99 $run")
+  done
+  [ ${#lines[@]} -gt 0 ] || return 0
+  printf '%s\n' "${lines[@]}" | sort -n | sed -n "$(( (${#lines[@]} + 1) / 2 ))p" | cut -d' ' -f2
 }
 
 # overload TARGETNAME TAPE URLS RATE: the overload run and its checks; appends to the overload table
@@ -284,11 +303,20 @@ one() {
     if [ -n "$BREAKING" ]; then breaking_text=$BREAKING; RESULT_BREAKING=$BREAKING; base=$BREAKING
     else breaking_text="> $MAX_RATE"; base=$MAX_RATE; fi
     measured_rate=$(int "$base * $FINAL_PERCENT / 100")
-    local m="$dir/measured.txt" p50=- p99=- p999=- errors=- rps=-
-    if measured "$name" "$tape" "$URLS" "$measured_rate"; then
+    local m p50=- p99=- p999=- errors=- rps=- run median each=""
+    for run in $(seq 1 "$FINAL_RUNS"); do
+      if measured "$name" "$tape" "$URLS" "$measured_rate" "$run"; then
+        each="${each:+$each, }$(kv "$dir/measured-$run.txt" p99_ms)"
+      else
+        each="${each:+$each, }-"
+      fi
+    done
+    median=$(median_run "$dir")
+    if [ -n "$median" ]; then
+      m="$dir/measured-$median.txt"
       p50=$(kv "$m" p50_ms); p99=$(kv "$m" p99_ms); p999=$(kv "$m" p999_ms); errors=$(kv "$m" error_percent); rps=$(kv "$m" rps)
     fi
-    ROW="| $name | $tape | $breaking_text | $PASSING | $measured_rate | $rps | $p50 | $p99 | $p999 | $errors |"
+    ROW="| $name | $tape | $breaking_text | $PASSING | $measured_rate | $rps | $p50 | $p99 | $p999 | $errors | $each |"
     if [ "$OVERLOAD" = true ] && [ "$name" != baseline ]; then
       overload "$name" "$tape" "$URLS" "$(int "$base * $OVERLOAD_FACTOR")"
     fi
@@ -329,13 +357,14 @@ done
   echo
   echo "A step of $STEP_SECONDS s (after a ${WARMUP_SECONDS}-s unmeasured ramp) passes when its p99 is at most $P99_BOUND_MS ms and at most"
   echo "$MAX_ERROR_PERCENT % of its requests failed. Steps start at $START_RATE req/s and grow x$FACTOR up to $MAX_RATE req/s; after the first"
-  echo "failing step, $REFINE bisection steps. The measured run lasts $FINAL_SECONDS s at $FINAL_PERCENT % of the breaking rate (the lowest failing rate)."
+  echo "failing step, $REFINE bisection steps. The measured runs ($FINAL_RUNS, one after another) last $FINAL_SECONDS s each at $FINAL_PERCENT % of the breaking"
+  echo "rate (the lowest failing rate); the row shows the run with the median p99, and the p99 of each run in order."
   echo "Value size $VALUE_SIZE bytes, replicas ${REPLICAS:-server default}, $KEYS preloaded keys for GET tapes."
   echo "Times are Gatling's response times in whole ms, exact nearest-rank percentiles over the measured requests."
   if [ -z "$OVERLOAD_AT" ]; then
     echo
-    echo "| target | tape | breaking rate (req/s) | last passing rate | measured rate | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors % | vs baseline |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| target | tape | breaking rate (req/s) | last passing rate | measured rate | achieved req/s | p50 ms | p99 ms | p99.9 ms | errors % | p99 ms of each run | vs baseline |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
     cat "$OUT/rows.md"
   fi
   if [ -s "$OUT/overload.md" ]; then
