@@ -31,10 +31,10 @@ import org.springframework.util.unit.DataSize;
  * @param replicaWritesInFlight write requests to one peer in flight at once (at most {@code replicaPoolSize});
  *                        further writes wait and go together as one batch request when one returns. Default 1,
  *                        as for reads: a write goes at once when none is in flight to the peer, else waits at
- *                        most one round trip. A higher value sends more exchanges of fewer records each: at 4,
- *                        with 32 client connections over 3 nodes, few writes waited and a PUT cost 0.9 exchanges
- *                        instead of 0.3 (commit message of this default). A peer then takes at most 128 writes
- *                        per round trip: raise it for peers far away (at 200 ms, 640 writes/s; more become hints)
+ *                        most one round trip. A higher value sends more exchanges of fewer records each, as
+ *                        fewer writes wait (figures in the commit message of this default). At 1 a peer takes at
+ *                        most 128 writes per round trip: raise it for peers far away (at 200 ms, 640 writes/s;
+ *                        more become hints)
  * @param replicaReadsInFlight read requests to one peer in flight at once (at most {@code replicaPoolSize});
  *                        further reads wait and go together as one batch request when one returns. Default 1:
  *                        a read goes at once when none is in flight to the peer, else waits at most one round
@@ -216,21 +216,20 @@ public record DhtProperties(
      *                      memtables) with level 1 (10MB) into new files before it deletes the old ones: about 5
      *                      memtables and 10MB (30MB with the default 4MB memtables). Keep it above that
      * @param compactionNice the Linux nice value (0-19) of LevelDB's background thread, which flushes and compacts:
-     *                      higher lets compactions wait while requests need the CPU. 0 leaves it as the JVM's
-     *                      threads, the default. With one CPU, p99 at 11 200 PUT/s was 7 ms at 19 instead of 9-10
-     *                      with 3-5 GB stored; but the same thread also flushes full memtables, and LevelDB makes
-     *                      writers wait for that flush, so on a CPU kept busy by overload a high value stalls writes
-     *                      (three nodes on one CPU at twice their breaking rate answered 504s and had not recovered
-     *                      12 s later, 2026-11-25). RocksDB lowers only its compaction pool, never its flushes;
-     *                      LevelDB has one thread for both. Raise it only with CPU to spare. JNI engine on Linux only
+     *                      higher lets compactions wait while requests need the CPU, which shortens a busy
+     *                      node's PUT latencies. 0 leaves it as the JVM's threads, the default: the same thread
+     *                      also flushes full memtables, and LevelDB makes writers wait for that flush, so on a CPU
+     *                      kept busy by overload a high value stalls writes for seconds. RocksDB lowers only its
+     *                      compaction pool, never its flushes; LevelDB has one thread for both. Raise it only with
+     *                      CPU to spare (figures: {@code gatling/results/2026-11-25-0300-compaction-nice.md}). JNI
+     *                      engine on Linux only
      * @param writeBufferSize the memtable's size (LevelDB's {@code write_buffer_size}; bytes, suffixes KB, MB):
      *                      each full memtable becomes a level-0 table file. Default 4MB, LevelDB's own. Larger ones
      *                      mean less compaction per byte written but longer flushes and compactions, which writers
-     *                      wait for: at 32MB one node answered 6-13 % more PUTs/s under closed-loop load (wrk, paired)
-     *                      but broke at 12 000 instead of 16 000 PUT/s under open-loop load (Gatling, one run each,
-     *                      2026-11-25), likely as writers waited for the longer flushes. Up to two are in memory at
-     *                      once, a restart after a crash replays up to one of log, and {@code minFreeSpace} must
-     *                      cover about 5 of them
+     *                      wait for: a larger one answered more PUTs/s under closed-loop load and broke at a lower
+     *                      rate under open-loop load ({@code gatling/results/2026-11-25-0722-write-buffer-size.md}).
+     *                      Up to two are in memory at once, a restart after a crash replays up to one of log, and
+     *                      {@code minFreeSpace} must cover about 5 of them
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  * process (LevelDB's {@code PosixEnv} starts it on the first compaction it schedules), and its CPU priority.
  *
  * <p>Why: a node's compactions compete for the CPU with the threads that answer clients. Compaction work grows with
- * the data (each byte is rewritten once per level), so at a fixed write rate a node's PUT p99 rose as its store grew:
- * 8, 12, 18 ms at 11 200 PUT/s (70 % of its breaking rate, one CPU) after 0.7, 1.5 and 2.2 GB. Compaction is
+ * the data (each byte is rewritten once per level), so at a fixed write rate a node's PUT p99 rose as its store grew
+ * ({@code gatling/results/2026-11-25-0300-compaction-nice.md}). Compaction is
  * background work that may wait a few milliseconds; a client may not. Like RocksDB's
  * {@code Env::LowerThreadPoolCPUPriority} (which also sets nice 19), {@link #lowerPriority} gives the thread a
  * higher nice value: the scheduler then runs it when the request threads leave the CPU idle. It is never starved
