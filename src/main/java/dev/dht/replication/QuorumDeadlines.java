@@ -16,8 +16,8 @@ import reactor.core.Disposable;
  * before it fires. A {@code ScheduledThreadPoolExecutor} takes a lock per schedule and cancel and wakes its
  * thread whenever the new deadline is its earliest (its queue is often empty, every earlier one cancelled), so a
  * request cost a futex wake-up and a thread switch for a timer that never ran (issue #20; the profile's figures are
- * in commit a6bb7d2). Adding to and cancelling in the wheel are lock-free queue
- * offers that wake nothing; the wheel's thread wakes once per tick instead, whatever the request rate.
+ * in commit a6bb7d2). Adding to and cancelling in the wheel are lock-free queue offers that wake nothing; the
+ * wheel's thread wakes once per tick instead, whatever the request rate.
  *
  * <p>Precision: a deadline fires up to one tick (5 ms) late, never early; against a 1-s replica
  * timeout and a 50-ms speculative retry that is within their purpose. Tasks run on the wheel's one daemon thread

@@ -23,8 +23,8 @@ import java.util.function.LongSupplier;
  * (storage scheduler, hints thread). While the last answer showed at least {@link #FAR_FROM_RESERVE_BYTES} above
  * the reserve, checks within {@link #RECHECK_NANOS} of it reuse that answer instead of asking again: at thousands
  * of writes a second, a {@code statvfs} per write showed in a PUT's CPU profile (figures in commit e54ef7b), and no
- * writer fills 1 GiB in 10 ms. Nearer the reserve every check asks the file system, so a filling disk is refused as promptly as before.
- * Thread-safe.
+ * writer fills 1 GiB in 10 ms. Nearer the reserve every check asks the file system, so a filling disk is refused
+ * as promptly as before. Thread-safe.
  */
 public final class FreeSpaceReserve {
     /** No reserve: every check passes. */

@@ -22,8 +22,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Why: a node's compactions compete for the CPU with the threads that answer clients. Compaction work grows with
  * the data (each byte is rewritten once per level), so at a fixed write rate a node's PUT p99 rose as its store grew
- * ({@code gatling/results/2026-11-25-0300-compaction-nice.md}). Compaction is
- * background work that may wait a few milliseconds; a client may not. Like RocksDB's
+ * ({@code gatling/results/2026-11-25-0300-compaction-nice.md}). Compaction is background work that may wait a few
+ * milliseconds; a client may not. Like RocksDB's
  * {@code Env::LowerThreadPoolCPUPriority} (which also sets nice 19), {@link #lowerPriority} gives the thread a
  * higher nice value: the scheduler then runs it when the request threads leave the CPU idle. It is never starved
  * for good: a nice-19 thread still gets a small share of a busy CPU, and when compaction falls behind, LevelDB

@@ -37,14 +37,14 @@ import org.junit.jupiter.api.io.TempDir;
  * then the offered rate steps up by {@value #STEP_FACTOR}x every {@value #STEP_SECONDS} s, and the first step the
  * cluster does not follow (below {@value #MIN_OK_PERCENT} % of its requests answered 2xx, counting those without an
  * answer 2 s after the step as failed, or p99 above {@value #MAX_P99_MS} ms), twice in a row, gives the breaking
- * rate; 2x that is at
- * least 2x the highest rate followed. Then twice the breaking rate is offered for {@value #OVERLOAD_SECONDS} s, and
- * then half of it for {@value #RECOVERY_SECONDS} s; if every request at twice the rate was answered 2xx, the
- * breaking rate was two slow steps rather than the cluster's limit (a cluster still cold in the search), and both
- * phases run again at twice the rates, up to {@value #OVERLOAD_ROUNDS} rounds in all. Asserted: every node process alive with no OutOfMemoryError in
- * its log, refusals at twice the breaking rate, every 503 with {@code Retry-After}, no status but 2xx, 503 and 504
- * (no 500, no 404 or wrong value for an acknowledged key), every acknowledged write readable afterwards, and the
- * success rate back to {@value #MIN_OK_PERCENT} % before the end of the recovery phase. Reported, not asserted:
+ * rate; 2x that is at least 2x the highest rate followed. Then twice the breaking rate is offered for
+ * {@value #OVERLOAD_SECONDS} s, and then half of it for {@value #RECOVERY_SECONDS} s; if every request at twice the
+ * rate was answered 2xx, the breaking rate was two slow steps rather than the cluster's limit (a cluster still cold
+ * in the search), and both phases run again at twice the rates, up to {@value #OVERLOAD_ROUNDS} rounds in all.
+ * Asserted: every node process alive with no OutOfMemoryError in its log, refusals at twice the breaking rate,
+ * every 503 with {@code Retry-After}, no status but 2xx, 503 and 504 (no 500, no 404 or wrong value for an
+ * acknowledged key), every acknowledged write readable afterwards, and the success rate back to
+ * {@value #MIN_OK_PERCENT} % before the end of the recovery phase. Reported, not asserted:
  * 504s (replica calls that outlasted {@code dht.replica-timeout}), client timeouts (10 s) and I/O errors, all
  * counted as failures, never as successes; the time to recover against the issue's 10 s (a busy machine moves it);
  * heap use. The figures are printed and written as a row of RELIABILITY.md's "Faults" table
