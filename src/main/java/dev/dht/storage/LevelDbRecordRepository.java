@@ -28,6 +28,10 @@ import org.iq80.leveldb.WriteOptions;
  * power loss or kernel crash); with {@code sync=true} it is fsync'ed first (survives power loss too, at the
  * cost of one fsync per write).
  *
+ * <p>Last write wins: {@link #upsert} reads the stored version and compares, unless the record's timestamp is
+ * above every stored one ({@link StoredTimestampBound}, whose file {@value StoredTimestampBound#FILE_NAME} lives in
+ * the same directory), as a node's own writes normally are.
+ *
  * <p>Blocking: all methods do disk I/O. {@link #upsert} serialises writers of the same key with striped locks
  * (read, compare, write must be atomic per key).
  */
@@ -37,12 +41,14 @@ public final class LevelDbRecordRepository implements RecordRepository {
     private final WriteOptions writeOptions;
     private final KeyStripedLocks locks = new KeyStripedLocks();
     private final Set<SnapshotCursor> openCursors = ConcurrentHashMap.newKeySet();
+    private final StoredTimestampBound timestampBound;
     private volatile boolean open = true;
 
     private LevelDbRecordRepository(DB db, Path directory, boolean sync) {
         this.db = db;
         this.directory = directory;
         this.writeOptions = new WriteOptions().sync(sync);
+        this.timestampBound = StoredTimestampBound.open(directory, this::newestStoredTimestamp);
     }
 
     /** LevelDB's own memtable size, bytes: {@link #open(Path, StorageEngine, boolean, int)} with it. */
@@ -65,16 +71,21 @@ public final class LevelDbRecordRepository implements RecordRepository {
      *                         becomes one level-0 table file. Up to two are held in memory at once, and the log
      *                         replayed at start-up after a crash is up to this long
      * @throws UncheckedIOException if the directory cannot be created or LevelDB cannot open it (for example
-     *                              another process holds its lock)
+     *                              another process holds its lock), or the timestamp bound's file cannot be read
+     *                              or written
      */
     public static LevelDbRecordRepository open(Path directory, StorageEngine engine, boolean sync, int writeBufferBytes) {
         try {
             Files.createDirectories(directory);
             Options options = new Options().createIfMissing(true).writeBufferSize(writeBufferBytes);
             DB db = engine.open(directory.toFile(), options);
-            LevelDbRecordRepository repository = new LevelDbRecordRepository(db, directory, sync);
-            repository.warmUpNativeCalls();
-            return repository;
+            warmUpNativeCalls(db);
+            try {
+                return new LevelDbRecordRepository(db, directory, sync);
+            } catch (RuntimeException e) {
+                db.close();
+                throw e;
+            }
         } catch (IOException e) {
             throw new UncheckedIOException("cannot open LevelDB in " + directory + ": " + e.getMessage(), e);
         }
@@ -89,10 +100,10 @@ public final class LevelDbRecordRepository implements RecordRepository {
      * (FaultsIT, 2026-11-24). A get of the empty key, an empty batch write and a seek of an iterator touch every
      * struct the store uses and change nothing.
      */
-    private void warmUpNativeCalls() throws IOException {
+    private static void warmUpNativeCalls(DB db) throws IOException {
         db.get(new byte[0]);
         try (WriteBatch empty = db.createWriteBatch()) {
-            db.write(empty, writeOptions);
+            db.write(empty, new WriteOptions());
         }
         Snapshot snapshot = db.getSnapshot();
         try (snapshot; DBIterator iterator = db.iterator(new ReadOptions().snapshot(snapshot).fillCache(false))) {
@@ -107,16 +118,39 @@ public final class LevelDbRecordRepository implements RecordRepository {
         return stored == null ? null : Record.decode(stored);
     }
 
+    /**
+     * {@inheritDoc} The stored version is read only if the record's timestamp is not above every stored timestamp
+     * ({@link StoredTimestampBound#newest()}); above it, the record wins whatever is stored.
+     */
     @Override
     public boolean upsert(byte[] key, Record record) {
         synchronized (locks.lockFor(key)) {
-            byte[] stored = db.get(key);
-            if (stored != null && !record.supersedesEncoded(stored)) {
-                return false;
+            if (record.timestamp() <= timestampBound.newest()) {
+                byte[] stored = db.get(key);
+                if (stored != null && !record.supersedesEncoded(stored)) {
+                    return false;
+                }
             }
+            timestampBound.beforeStoring(record.timestamp());
             db.put(key, record.encode(), writeOptions);
             return true;
         }
+    }
+
+    /**
+     * The largest timestamp of any stored record, 0 if none: a scan of every record, run once when a store
+     * written without the timestamp bound's file is opened. Blocks (disk I/O of the whole store).
+     */
+    private long newestStoredTimestamp() {
+        long newest = 0;
+        try (DBIterator iterator = db.iterator(new ReadOptions().fillCache(false))) {
+            for (iterator.seekToFirst(); iterator.hasNext(); ) {
+                newest = Math.max(newest, Record.timestampOfEncoded(iterator.next().getValue()));
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot scan " + directory + ": " + e.getMessage(), e);
+        }
+        return newest;
     }
 
     @Override

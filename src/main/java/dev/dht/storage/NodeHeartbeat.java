@@ -3,13 +3,9 @@ package dev.dht.storage;
 import dev.dht.config.InvalidSettingException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
-import java.nio.ByteBuffer;
-import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -160,14 +156,8 @@ public final class NodeHeartbeat implements AutoCloseable {
         byte[] content = ("last-up-millis " + lastUp + "\nclock-high-water " + highWater + "\nclock-latest " + latest
                 + "\nbeat-millis " + now + "\nclean-shutdown " + (cleanShutdown ? 1 : 0) + "\n")
                 .getBytes(StandardCharsets.US_ASCII);
-        Path temporary = file.resolveSibling(FILE_NAME + ".tmp");
         try {
-            try (FileChannel channel = FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
-                    StandardOpenOption.TRUNCATE_EXISTING)) {
-                channel.write(ByteBuffer.wrap(content));
-                channel.force(true);
-            }
-            Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            DurableFile.replace(file, content);
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
         }

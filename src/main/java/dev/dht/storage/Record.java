@@ -127,6 +127,16 @@ public final class Record {
     }
 
     /**
+     * The timestamp of an encoded record ({@link #encode()}'s layout), without decoding the rest.
+     *
+     * @throws IllegalArgumentException as {@link #decode(byte[])}
+     */
+    public static long timestampOfEncoded(byte[] encoded) {
+        checkedHeaderLength(encoded, 0, encoded.length);
+        return checkTimestamp(ByteBuffer.wrap(encoded).getLong(0));
+    }
+
+    /**
      * Checks the flags, the header's length and the tombstone's length of an encoded record; returns the length
      * of its header ({@link #HEADER_BYTES} or {@link #EXTENDED_HEADER_BYTES}).
      */

@@ -4,12 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Random;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -209,6 +211,112 @@ class LevelDbRecordRepositoryTest {
 
     @ParameterizedTest
     @EnumSource(StorageEngine.class)
+    void aWriteOlderThanTheNewestStoredOneStillComparesWithItsOwnKey(StorageEngine engine) {
+        RecordRepository db = open(engine);
+
+        db.upsert(key("a"), value(100, "a1"));
+        db.upsert(key("b"), value(200, "b1"));
+
+        assertThat(db.upsert(key("a"), value(150, "a2"))).isTrue();
+        assertThat(db.upsert(key("a"), value(120, "a3"))).isFalse();
+        assertThat(db.upsert(key("c"), value(50, "c1"))).isTrue();
+        assertThat(db.get(key("a"))).isEqualTo(value(150, "a2"));
+        assertThat(db.get(key("c"))).isEqualTo(value(50, "c1"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void concurrentWritersOfTheSameKeysLeaveTheNewestOfEach(StorageEngine engine) throws Exception {
+        RecordRepository db = open(engine);
+        int keys = 20;
+        long[] newest = new long[keys];
+        List<Thread> writers = new ArrayList<>();
+        List<long[]> plans = new ArrayList<>();
+        Random random = new Random(42);
+        for (int w = 0; w < 4; w++) {
+            long[] plan = new long[2_000];
+            for (int i = 0; i < plan.length; i++) {
+                plan[i] = 1 + random.nextInt(1_000_000);
+                newest[i % keys] = Math.max(newest[i % keys], plan[i]);
+            }
+            plans.add(plan);
+        }
+        for (long[] plan : plans) {
+            Thread writer = new Thread(() -> {
+                for (int i = 0; i < plan.length; i++) {
+                    db.upsert(key("k" + i % keys), value(plan[i], "v" + plan[i]));
+                }
+            });
+            writer.start();
+            writers.add(writer);
+        }
+        for (Thread writer : writers) {
+            writer.join();
+        }
+
+        for (int k = 0; k < keys; k++) {
+            assertThat(db.get(key("k" + k))).isEqualTo(value(newest[k], "v" + newest[k]));
+        }
+    }
+
+    /**
+     * The directory copied while the store is open holds what a {@code kill -9} leaves: the log and the timestamp
+     * bound's file as last written, nothing from a close. Writes that span several of the bound's margins must all
+     * be protected from older writes there.
+     */
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void afterACrashAnOlderWriteStillLosesToEveryAcknowledgedOne(StorageEngine engine) throws IOException {
+        RecordRepository db = open(engine);
+        long start = HybridLogicalClock.timestampOf(System.currentTimeMillis());
+        long second = HybridLogicalClock.timestampOf(1000);
+        for (int i = 0; i < 40; i++) {
+            assertThat(db.upsert(key("k" + i), value(start + i * second, "acknowledged"))).isTrue();
+        }
+
+        Path crashed = copyOf(dir.resolve("db"), dir.resolve("crashed"));
+        RecordRepository restarted = LevelDbRecordRepository.open(crashed, engine, false);
+        opened.add(restarted);
+
+        for (int i = 0; i < 40; i++) {
+            assertThat(restarted.upsert(key("k" + i), value(start + i * second - 1, "older"))).isFalse();
+            assertThat(restarted.get(key("k" + i))).isEqualTo(value(start + i * second, "acknowledged"));
+        }
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void aStoreWrittenWithoutTheTimestampBoundIsScannedForItsNewestWrite(StorageEngine engine) throws IOException {
+        RecordRepository db = open(engine);
+        db.upsert(key("newest"), value(HybridLogicalClock.timestampOf(5_000_000), "newest"));
+        db.upsert(key("older"), value(HybridLogicalClock.timestampOf(1_000), "older"));
+        db.close();
+        Files.delete(dir.resolve("db").resolve(StoredTimestampBound.FILE_NAME));
+
+        RecordRepository reopened = open(engine);
+
+        assertThat(reopened.upsert(key("newest"), value(HybridLogicalClock.timestampOf(4_000_000), "late"))).isFalse();
+        assertThat(reopened.upsert(key("older"), value(HybridLogicalClock.timestampOf(500), "late"))).isFalse();
+        assertThat(reopened.get(key("newest"))).isEqualTo(value(HybridLogicalClock.timestampOf(5_000_000), "newest"));
+        assertThat(dir.resolve("db").resolve(StoredTimestampBound.FILE_NAME)).exists();
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
+    void anUnreadableTimestampBoundStopsTheOpenNamingTheFile(StorageEngine engine) throws IOException {
+        open(engine).close();
+        Path bound = dir.resolve("db").resolve(StoredTimestampBound.FILE_NAME);
+        Files.writeString(bound, "garbage\n");
+
+        assertThatThrownBy(() -> open(engine))
+                .isInstanceOf(UncheckedIOException.class)
+                .hasMessageContaining(bound.toString());
+        Files.delete(bound);
+        assertThat(open(engine).isOpen()).isTrue();
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
     void dataSurvivesCloseAndReopen(StorageEngine engine) throws IOException {
         RecordRepository db = open(engine);
         db.upsert(key("kept"), value(7, "value"));
@@ -253,6 +361,17 @@ class LevelDbRecordRepositoryTest {
         assertThat(tableFiles(small)).as("table files with 64-KiB memtables").isPositive();
         assertThat(tableFiles(large)).as("table files with 4-MiB memtables").isZero();
         assertThat(smallBuffer.get(key("k63"))).isEqualTo(largeBuffer.get(key("k63")));
+    }
+
+    /** A file-by-file copy of {@code source} (not recursive: a LevelDB directory is flat). */
+    private static Path copyOf(Path source, Path target) throws IOException {
+        Files.createDirectories(target);
+        try (Stream<Path> files = Files.list(source)) {
+            for (Path file : files.toList()) {
+                Files.copy(file, target.resolve(file.getFileName()));
+            }
+        }
+        return target;
     }
 
     /** Level-0 and deeper table files in a LevelDB directory ({@code .ldb}, or {@code .sst} in older versions). */

@@ -1,0 +1,137 @@
+package dev.dht.storage;
+
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
+
+/**
+ * An upper bound of the timestamps of every record a store holds, kept in memory and, ahead of it, in a file
+ * beside the store. A write whose timestamp is above the bound supersedes whatever the store holds for its key
+ * ({@link Record#newest}: the higher timestamp wins first), so the store may write it without reading the stored
+ * version first.
+ *
+ * <p>Why: LevelDB has no merge operator, so last write wins only if every write first reads the stored version;
+ * for a key that is not in the memtable that read probes each level-0 table and one table per deeper level
+ * (leveldbjni builds no bloom filters), and it is wasted whenever the key is new or the write is the newest. A
+ * node coordinating its own writes stamps them from a clock that is above every timestamp it stored
+ * ({@link HybridLogicalClock}), so its writes skip the read; a replica's write from another coordinator skips it
+ * when no newer write reached the replica first, and otherwise reads as before.
+ *
+ * <p>The bound: {@link #newest()} is the largest timestamp stored since the store was opened, or, just after
+ * opening, the bound persisted before. The file holds a bound at least as high: {@link #beforeStoring} rewrites it
+ * (fsync'ed, {@link DurableFile}) to {@link #MARGIN} above a timestamp before a record of that timestamp may be
+ * stored above the persisted bound, so after a crash ({@code kill -9} included) the file still bounds every record
+ * on disk. It is rewritten ahead of need, once the timestamps come within half the margin of it, by one writer
+ * while the others go on; a writer waits for the rewrite only when its timestamp is above the persisted bound.
+ *
+ * <p>Thread-safe. {@link #open} and {@link #beforeStoring} may block on disk I/O (storage threads only);
+ * {@link #newest()} never blocks.
+ */
+final class StoredTimestampBound {
+    /** The bound file's name, in the store's directory. */
+    static final String FILE_NAME = "dht-timestamp-bound";
+    /** How far above the newest stored timestamp the persisted bound is set when it is rewritten. */
+    static final Duration MARGIN = Duration.ofSeconds(10);
+
+    private static final long MARGIN_TIMESTAMP = HybridLogicalClock.timestampOf(MARGIN.toMillis());
+    private static final String LINE_PREFIX = "timestamp-bound ";
+
+    private final Path file;
+    private final AtomicLong newest;
+    private final ReentrantLock rewriting = new ReentrantLock();
+    private volatile long persisted;
+
+    private StoredTimestampBound(Path file, long persisted) {
+        this.file = file;
+        this.persisted = persisted;
+        this.newest = new AtomicLong(persisted);
+    }
+
+    /**
+     * Reads the bound persisted in {@code directory}. Without a file (a new store, or one written by a node that
+     * did not keep the bound) it asks {@code newestStored} for the largest timestamp the store holds (a scan of
+     * every record, once) and persists that. Blocks on disk I/O.
+     *
+     * @throws UncheckedIOException if the file cannot be read, parsed or written
+     */
+    static StoredTimestampBound open(Path directory, LongSupplier newestStored) {
+        Path file = directory.resolve(FILE_NAME);
+        if (Files.exists(file)) {
+            return new StoredTimestampBound(file, read(file));
+        }
+        StoredTimestampBound bound = new StoredTimestampBound(file, newestStored.getAsLong());
+        bound.write(bound.persisted);
+        return bound;
+    }
+
+    /**
+     * The largest timestamp stored since the store was opened, or the persisted bound of what it held before; a
+     * record with a higher timestamp supersedes every stored record. Never blocks.
+     */
+    long newest() {
+        return newest.get();
+    }
+
+    /**
+     * Raises the bound to {@code timestamp}; call it before storing a record of that timestamp, under the record's
+     * key lock, so that no other writer of the key checks {@link #newest()} in between. Blocks on one fsync when
+     * {@code timestamp} is above the persisted bound (and, now and then, for the writer that rewrites the file
+     * ahead of need).
+     *
+     * @throws UncheckedIOException if the file must be rewritten and cannot be; the record must then not be stored
+     */
+    void beforeStoring(long timestamp) {
+        if (timestamp > persisted - MARGIN_TIMESTAMP / 2) {
+            persistAbove(timestamp);
+        }
+        newest.accumulateAndGet(timestamp, Math::max);
+    }
+
+    private void persistAbove(long timestamp) {
+        if (timestamp > persisted) {
+            rewriting.lock();
+        } else if (!rewriting.tryLock()) {
+            return;
+        }
+        try {
+            if (timestamp > persisted - MARGIN_TIMESTAMP / 2) {
+                long raised = timestamp > Long.MAX_VALUE - MARGIN_TIMESTAMP ? Long.MAX_VALUE : timestamp + MARGIN_TIMESTAMP;
+                write(raised);
+                persisted = raised;
+            }
+        } finally {
+            rewriting.unlock();
+        }
+    }
+
+    private void write(long value) {
+        try {
+            DurableFile.replace(file, (LINE_PREFIX + value + "\n").getBytes(StandardCharsets.US_ASCII));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static long read(Path file) {
+        try {
+            String line = Files.readString(file, StandardCharsets.US_ASCII).trim();
+            if (!line.startsWith(LINE_PREFIX)) {
+                throw new IOException("expected a line \"" + LINE_PREFIX + "<timestamp>\"");
+            }
+            long value = Long.parseLong(line.substring(LINE_PREFIX.length()));
+            if (value < 0) {
+                throw new IOException("negative timestamp " + value);
+            }
+            return value;
+        } catch (IOException | NumberFormatException e) {
+            throw new UncheckedIOException("cannot read " + file + ": " + e.getMessage(),
+                    e instanceof IOException io ? io : new IOException(e));
+        }
+    }
+}
