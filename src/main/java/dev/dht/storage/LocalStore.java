@@ -96,11 +96,11 @@ public final class LocalStore implements AutoCloseable {
      * past its timestamp. Emits true if written, false if the stored record was newer.
      *
      * <p>Runs on the storage scheduler, although a LevelDB write without sync reaches only the OS page cache: a
-     * write may still wait on the disk. The last-write-wins check reads the stored record first (a block cache
-     * miss reads a table file), and LevelDB throttles writers while compaction lags (a 1-ms sleep per write once
-     * level 0 holds 8 files, a full stop at 12, a wait while a full memtable is flushed). On an event loop such a
-     * wait stalls every connection of that loop; run there, PUTs lost most of their throughput under load
-     * (issue #20, commit message of this paragraph).
+     * write may still wait on the disk. The last-write-wins check may read the stored record first (a block
+     * cache miss reads a table file; {@link LevelDbRecordRepository#upsert} says when), and LevelDB throttles
+     * writers while compaction lags (a 1-ms sleep per write once level 0 holds 8 files, a full stop at 12, a wait
+     * while a full memtable is flushed). On an event loop such a wait stalls every connection of that loop; run
+     * there, PUTs lost most of their throughput under load (issue #20, commit cd8f732).
      */
     public Mono<Boolean> write(byte[] key, Record record) {
         return Mono.fromCallable(() -> apply(key, record)).subscribeOn(storage.scheduler());
