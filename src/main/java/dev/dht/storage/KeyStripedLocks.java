@@ -8,7 +8,8 @@ import java.util.Arrays;
  * ({@code synchronized}); storage scheduler threads only.
  */
 final class KeyStripedLocks {
-    private static final int STRIPES = 1024;
+    /** How many stripes (and monitors) there are; {@link #stripeOf} is in {@code [0, STRIPES)}. */
+    static final int STRIPES = 1024;
 
     private final Object[] locks = new Object[STRIPES];
 
@@ -18,8 +19,18 @@ final class KeyStripedLocks {
         }
     }
 
+    /** The stripe of {@code key}: the same one for equal key bytes. */
+    static int stripeOf(byte[] key) {
+        return (Arrays.hashCode(key) & 0x7fffffff) % STRIPES;
+    }
+
+    /** The monitor of {@code stripe} ({@link #stripeOf}). */
+    Object lock(int stripe) {
+        return locks[stripe];
+    }
+
     /** The monitor for {@code key}: the same one for equal key bytes. */
     Object lockFor(byte[] key) {
-        return locks[(Arrays.hashCode(key) & 0x7fffffff) % STRIPES];
+        return locks[stripeOf(key)];
     }
 }

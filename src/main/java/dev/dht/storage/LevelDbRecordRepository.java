@@ -29,8 +29,8 @@ import org.iq80.leveldb.WriteOptions;
  * cost of one fsync per write).
  *
  * <p>Last write wins: {@link #upsert} reads the stored version and compares, unless the record's timestamp is
- * above every stored one ({@link StoredTimestampBound}, whose file {@value StoredTimestampBound#FILE_NAME} lives in
- * the same directory), as a node's own writes normally are.
+ * above every one stored in its key's stripe ({@link StoredTimestampBound}, whose file
+ * {@value StoredTimestampBound#FILE_NAME} lives in the same directory), as a node's own writes normally are.
  *
  * <p>Blocking: all methods do disk I/O. {@link #upsert} serialises writers of the same key with striped locks
  * (read, compare, write must be atomic per key).
@@ -119,19 +119,20 @@ public final class LevelDbRecordRepository implements RecordRepository {
     }
 
     /**
-     * {@inheritDoc} The stored version is read only if the record's timestamp is not above every stored timestamp
-     * ({@link StoredTimestampBound#newest()}); above it, the record wins whatever is stored.
+     * {@inheritDoc} The stored version is read only if the record's timestamp is not above every timestamp stored
+     * in the key's stripe ({@link StoredTimestampBound#newest(int)}); above it, the record wins whatever is stored.
      */
     @Override
     public boolean upsert(byte[] key, Record record) {
-        synchronized (locks.lockFor(key)) {
-            if (record.timestamp() <= timestampBound.newest()) {
+        int stripe = KeyStripedLocks.stripeOf(key);
+        synchronized (locks.lock(stripe)) {
+            if (record.timestamp() <= timestampBound.newest(stripe)) {
                 byte[] stored = db.get(key);
                 if (stored != null && !record.supersedesEncoded(stored)) {
                     return false;
                 }
             }
-            timestampBound.beforeStoring(record.timestamp());
+            timestampBound.beforeStoring(stripe, record.timestamp());
             db.put(key, record.encode(), writeOptions);
             return true;
         }

@@ -6,32 +6,36 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Arrays;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
 
 /**
- * An upper bound of the timestamps of every record a store holds, kept in memory and, ahead of it, in a file
- * beside the store. A write whose timestamp is above the bound supersedes whatever the store holds for its key
- * ({@link Record#newest}: the higher timestamp wins first), so the store may write it without reading the stored
- * version first.
+ * Upper bounds of the timestamps of the records a store holds: one per key stripe ({@link KeyStripedLocks}) in
+ * memory, and one for the whole store, ahead of them, in a file beside the store. A write whose timestamp is above
+ * its key's stripe's bound supersedes whatever the store holds for its key ({@link Record#newest}: the higher
+ * timestamp wins first), so the store may write it without reading the stored version first.
  *
  * <p>Why: LevelDB has no merge operator, so last write wins only if every write first reads the stored version;
  * for a key that is not in the memtable that read probes each level-0 table and one table per deeper level
  * (leveldbjni builds no bloom filters), and it is wasted whenever the key is new or the write is the newest. A
  * node coordinating its own writes stamps them from a clock that is above every timestamp it stored
- * ({@link HybridLogicalClock}), so its writes skip the read; a replica's write from another coordinator skips it
- * when no newer write reached the replica first, and otherwise reads as before.
+ * ({@link HybridLogicalClock}), so its writes skip the read. A replica's write from another coordinator arrives a
+ * little after it was stamped; with one bound for the whole store, a newer write of any key stored meanwhile would
+ * make it read. With one bound per stripe, only a newer write of a key of the same stripe (one in
+ * {@value KeyStripedLocks#STRIPES}) does.
  *
- * <p>The bound: {@link #newest()} is the largest timestamp stored since the store was opened, or, just after
- * opening, the bound persisted before. The file holds a bound at least as high: {@link #beforeStoring} rewrites it
- * (fsync'ed, {@link DurableFile}) to {@link #MARGIN} above a timestamp before a record of that timestamp may be
- * stored above the persisted bound, so after a crash ({@code kill -9} included) the file still bounds every record
- * on disk. It is rewritten ahead of need, once the timestamps come within half the margin of it, by one writer
- * while the others go on; a writer waits for the rewrite only when its timestamp is above the persisted bound.
+ * <p>The bounds: {@link #newest(int)} is the largest timestamp stored in the stripe since the store was opened,
+ * or, just after opening, the bound persisted before. The file holds a bound at least as high as all of them:
+ * {@link #beforeStoring} rewrites it (fsync'ed, {@link DurableFile}) to {@link #MARGIN} above a timestamp before a
+ * record of that timestamp may be stored above the persisted bound, so after a crash ({@code kill -9} included)
+ * the file still bounds every record on disk. It is rewritten ahead of need, once the timestamps come within half
+ * the margin of it, by one writer while the others go on; a writer waits for the rewrite only when its timestamp
+ * is above the persisted bound.
  *
- * <p>Thread-safe. {@link #open} and {@link #beforeStoring} may block on disk I/O (storage threads only);
- * {@link #newest()} never blocks.
+ * <p>Thread-safety: a stripe's bound is read and raised only under that stripe's monitor
+ * ({@link KeyStripedLocks#lock}), which the caller holds; the file's bound is shared and thread-safe. {@link #open}
+ * and {@link #beforeStoring} may block on disk I/O (storage threads only); {@link #newest(int)} never blocks.
  */
 final class StoredTimestampBound {
     /** The bound file's name, in the store's directory. */
@@ -43,14 +47,15 @@ final class StoredTimestampBound {
     private static final String LINE_PREFIX = "timestamp-bound ";
 
     private final Path file;
-    private final AtomicLong newest;
+    /** Per stripe; guarded by the stripe's monitor, held by every caller. */
+    private final long[] newest = new long[KeyStripedLocks.STRIPES];
     private final ReentrantLock rewriting = new ReentrantLock();
     private volatile long persisted;
 
     private StoredTimestampBound(Path file, long persisted) {
         this.file = file;
         this.persisted = persisted;
-        this.newest = new AtomicLong(persisted);
+        Arrays.fill(newest, persisted);
     }
 
     /**
@@ -71,26 +76,28 @@ final class StoredTimestampBound {
     }
 
     /**
-     * The largest timestamp stored since the store was opened, or the persisted bound of what it held before; a
-     * record with a higher timestamp supersedes every stored record. Never blocks.
+     * The largest timestamp stored in {@code stripe} ({@link KeyStripedLocks#stripeOf}) since the store was opened,
+     * or the persisted bound of what the store held before; a record of the stripe with a higher timestamp
+     * supersedes every stored record of its key. Call it under the stripe's monitor. Never blocks.
      */
-    long newest() {
-        return newest.get();
+    long newest(int stripe) {
+        return newest[stripe];
     }
 
     /**
-     * Raises the bound to {@code timestamp}; call it before storing a record of that timestamp, under the record's
-     * key lock, so that no other writer of the key checks {@link #newest()} in between. Blocks on one fsync when
+     * Raises the bound of {@code stripe} to {@code timestamp}; call it before storing a record of that timestamp,
+     * under the stripe's monitor, so that no other writer of the key checks {@link #newest(int)} in between. The
+     * monitor also publishes the raised bound to the next writer of the stripe. Blocks on one fsync when
      * {@code timestamp} is above the persisted bound (and, now and then, for the writer that rewrites the file
      * ahead of need).
      *
      * @throws UncheckedIOException if the file must be rewritten and cannot be; the record must then not be stored
      */
-    void beforeStoring(long timestamp) {
+    void beforeStoring(int stripe, long timestamp) {
         if (timestamp > persisted - MARGIN_TIMESTAMP / 2) {
             persistAbove(timestamp);
         }
-        newest.accumulateAndGet(timestamp, Math::max);
+        newest[stripe] = Math.max(newest[stripe], timestamp);
     }
 
     private void persistAbove(long timestamp) {

@@ -226,6 +226,35 @@ class LevelDbRecordRepositoryTest {
 
     @ParameterizedTest
     @EnumSource(StorageEngine.class)
+    void keysOfOneStripeAndOfTwoStripesKeepTheirNewestWrites(StorageEngine engine) {
+        RecordRepository db = open(engine);
+        String first = "s0";
+        String sameStripe = null;
+        String otherStripe = null;
+        for (int i = 1; sameStripe == null || otherStripe == null; i++) {
+            boolean same = KeyStripedLocks.stripeOf(key("s" + i)) == KeyStripedLocks.stripeOf(key(first));
+            if (same && sameStripe == null) {
+                sameStripe = "s" + i;
+            } else if (!same && otherStripe == null) {
+                otherStripe = "s" + i;
+            }
+        }
+
+        db.upsert(key(first), value(100, "first"));
+        db.upsert(key(sameStripe), value(300, "same stripe"));
+        db.upsert(key(otherStripe), value(200, "other stripe"));
+
+        assertThat(db.upsert(key(first), value(99, "older"))).isFalse();
+        assertThat(db.upsert(key(first), value(150, "newer"))).isTrue();
+        assertThat(db.upsert(key(otherStripe), value(150, "older"))).isFalse();
+        assertThat(db.upsert(key(sameStripe), value(250, "older"))).isFalse();
+        assertThat(db.get(key(first))).isEqualTo(value(150, "newer"));
+        assertThat(db.get(key(sameStripe))).isEqualTo(value(300, "same stripe"));
+        assertThat(db.get(key(otherStripe))).isEqualTo(value(200, "other stripe"));
+    }
+
+    @ParameterizedTest
+    @EnumSource(StorageEngine.class)
     void concurrentWritersOfTheSameKeysLeaveTheNewestOfEach(StorageEngine engine) throws Exception {
         RecordRepository db = open(engine);
         int keys = 20;
