@@ -29,7 +29,8 @@ usage() {
   cat <<EOF
 usage: gatling/ratio.sh [options] node|cluster
 
-  node      one dht node (B) against the bare Reactor Netty BaselineServer (A)
+  node      one dht node (B) against the bare Reactor Netty BaselineServer (A), or with --baseline-jar against
+            a dht node of that build (A): a paired comparison of two builds
   cluster   a 3-node dht cluster at replicas=$REPLICAS, the load spread over its nodes (B), against one dht node (A)
 
 Both targets run side by side; each gets a warm-up of PUTs that writes every key, then GETs; then for PUT and
@@ -49,6 +50,8 @@ second over A's. Answered: 2xx, and 404 on GETs. 5xx and socket errors are failu
   --node-heap SIZE    -Xms and -Xmx of each node (default $NODE_HEAP)
   --node-arg ARG      an extra argument of every dht node, e.g. --node-arg --dht.storage.row-cache-size=0
                       (repeatable; named in the report)
+  --baseline-jar PATH node only: A is a dht node of this jar instead of the bare server (B is NODE_JAR or
+                      target/dht.jar), e.g. to pair a change against the build before it
   --pin               wrk on CPU 0, every server on the other CPUs (taskset; needs 2 or more CPUs)
   --out DIR           results directory (default gatling/target/ratio/<time>)
 
@@ -69,6 +72,7 @@ while [ $# -gt 0 ]; do
     --replicas) REPLICAS="$2"; shift ;;
     --node-heap) NODE_HEAP="$2"; shift ;;
     --node-arg) NODE_ARGS+=("$2"); shift ;;
+    --baseline-jar) BASELINE_JAR="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift ;;
     --pin) PIN=true ;;
     --out) OUT="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -90,7 +94,14 @@ install_traps
 # ---- targets: A_URL/A_HOSTS and B_URL/B_HOSTS (host:port list for wrk's threads) ---------------------------------
 [ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
 hosts_of() { echo "$1" | sed 's#http://##g'; }   # "http://h:p,http://h:p" -> "h:p,h:p"
-if [ "$TARGET" = node ]; then
+if [ "$TARGET" = cluster ] && [ -n "${BASELINE_JAR:-}" ]; then echo "--baseline-jar is for node only" >&2; exit 2; fi
+if [ "$TARGET" = node ] && [ -n "${BASELINE_JAR:-}" ]; then
+  A_NAME="node of $(basename "$BASELINE_JAR")"; B_NAME="node of $(basename "${NODE_JAR:-target/dht.jar}")"
+  A_REPLICAS=""; B_REPLICAS=""
+  mkdir -p "$OUT/baseline"; NODE_JAR="$BASELINE_JAR" start_nodes "$OUT/baseline" 1; pin_servers "${PIDS[@]}"
+  A_URLS="$URLS"
+  mkdir -p "$OUT/node"; start_nodes "$OUT/node" 1; pin_servers "${PIDS[@]}"; B_URLS="$URLS"
+elif [ "$TARGET" = node ]; then
   A_NAME=baseline; B_NAME=node; A_REPLICAS=""; B_REPLICAS=""
   compile_gatling
   mkdir -p "$OUT/baseline"
