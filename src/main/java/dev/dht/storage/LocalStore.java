@@ -18,12 +18,19 @@ import reactor.util.context.Context;
  * Reactive face of this node's {@link RecordRepository}: every call runs on the {@link StorageScheduler},
  * so it is safe to call from a Netty event loop. A full storage queue fails the call with
  * {@link java.util.concurrent.RejectedExecutionException} (answered 503).
+ *
+ * <p>Writes subscribed on an event loop go to the storage threads with the other writes of the loop's turn and
+ * complete back on that loop ({@link StorageHandOff}): one hand-off per turn instead of one per write, and one
+ * storage thread at a time in LevelDB's writer queue per loop instead of several. Reads go one task each and
+ * complete on their storage thread: grouped, every answer of a turn waits for the turn's last read, and GETs gained
+ * nothing, paired (gatling/results/2026-11-26-1106-storage-hand-off-per-turn.md).
  */
 public final class LocalStore implements AutoCloseable {
     private final RecordRepository repository;
     private final StorageScheduler storage;
     private final HybridLogicalClock clock;
     private final StorageMetrics metrics;
+    private final StorageHandOff handOff;
 
     /** A store whose operations are timed into {@code metrics}. */
     public LocalStore(RecordRepository repository, StorageScheduler storage, HybridLogicalClock clock,
@@ -32,6 +39,7 @@ public final class LocalStore implements AutoCloseable {
         this.storage = storage;
         this.clock = clock;
         this.metrics = metrics;
+        this.handOff = new StorageHandOff(storage);
     }
 
     /** A store without metrics (meters go to an empty registry). */
@@ -100,10 +108,11 @@ public final class LocalStore implements AutoCloseable {
      * cache miss reads a table file; {@link LevelDbRecordRepository#upsert} says when), and LevelDB throttles
      * writers while compaction lags (a 1-ms sleep per write once level 0 holds 8 files, a full stop at 12, a wait
      * while a full memtable is flushed). On an event loop such a wait stalls every connection of that loop; run
-     * there, PUTs lost most of their throughput under load (issue #20, commit cd8f732).
+     * there, PUTs lost most of their throughput under load (issue #20, commit cd8f732). Subscribed on an event loop,
+     * the write goes with the other writes of the loop's turn and completes on that loop ({@link StorageHandOff}).
      */
     public Mono<Boolean> write(byte[] key, Record record) {
-        return Mono.fromCallable(() -> apply(key, record)).subscribeOn(storage.scheduler());
+        return handOff.call(() -> apply(key, record));
     }
 
     /**
@@ -112,11 +121,12 @@ public final class LocalStore implements AutoCloseable {
      * full storage queue fails it with {@link RejectedExecutionException} before any is applied.
      */
     public Mono<Void> writeAll(List<KeyedRecord> records) {
-        return Mono.<Void>fromRunnable(() -> {
+        return handOff.<Void>call(() -> {
             for (KeyedRecord entry : records) {
                 apply(entry.key(), entry.record());
             }
-        }).subscribeOn(storage.scheduler());
+            return null;
+        });
     }
 
     /** One last-write-wins write, timed, advancing the clock; blocking (storage scheduler only). */

@@ -56,6 +56,16 @@ public final class StorageScheduler implements AutoCloseable {
         return scheduler;
     }
 
+    /**
+     * Runs {@code task} on a storage thread; never blocks.
+     *
+     * @throws RejectedExecutionException if the queue is full (counted in {@link #rejections()}) or the pool is shut
+     *                                    down
+     */
+    public void execute(Runnable task) {
+        executor.execute(task);
+    }
+
     /** Tasks waiting for a worker right now. */
     public int queueDepth() {
         return executor.getQueue().size();
