@@ -24,7 +24,7 @@ import reactor.core.publisher.Operators;
  * boundary is Netty's task queue, which the loop runs after the I/O of the turn, so no call waits for a timer.
  *
  * <p>The calls of a turn run one after another on one storage thread, in the order they were subscribed, so a call
- * waits for those before it in its turn (a write that LevelDB throttles holds up the reads after it). The turns of
+ * waits for those before it in its turn (a write that LevelDB throttles holds up the calls after it). The turns of
  * different event loops run in parallel, and Reactor Netty runs an event loop per CPU, so the CPUs are kept as busy
  * as before; LevelDB serialises its writers anyway. The storage queue's capacity
  * ({@code dht.storage.queue-capacity}) counts tasks, so a turn takes one place whatever its size.
