@@ -64,8 +64,8 @@ public final class StorageHandOff {
             submit(alone, () -> runAll(alone, null));
             return;
         }
-        Turn turn = turns.get();
-        if (turn == null || turn.loop != loop) {
+        Turn turn = turns.get(); // a thread runs one event loop for its whole life
+        if (turn == null) {
             turn = new Turn(loop);
             turns.set(turn);
         }

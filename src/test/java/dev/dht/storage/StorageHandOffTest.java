@@ -4,18 +4,18 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.netty.channel.DefaultEventLoop;
 import io.netty.channel.EventLoop;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.time.Duration;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import dev.dht.testing.StorageThreadBlocker;
 import reactor.core.Disposable;
 
 /**
@@ -24,11 +24,18 @@ import reactor.core.Disposable;
  */
 class StorageHandOffTest {
     private final EventLoop loop = new DefaultEventLoop();
-    private final CountDownLatch release = new CountDownLatch(1);
+    private StorageThreadBlocker blocker;
+
+    @BeforeEach
+    void startLoop() throws Exception {
+        onLoop(() -> null);
+    }
 
     @AfterEach
     void stopLoop() {
-        release.countDown();
+        if (blocker != null) {
+            blocker.release();
+        }
         loop.shutdownGracefully(0, 1, TimeUnit.SECONDS);
     }
 
@@ -51,7 +58,7 @@ class StorageHandOffTest {
                 }
                 return null;
             });
-            release.countDown();
+            blocker.release();
             for (int i = 0; i < 20; i++) {
                 assertThat(results.get(i).get(5, TimeUnit.SECONDS)).isEqualTo(i * i);
                 assertThat(completedOn.get(i).get()).isSameAs(loopThread);
@@ -69,7 +76,7 @@ class StorageHandOffTest {
             CompletableFuture<String> second = onLoop(() -> handOff.call(() -> "second").toFuture());
             assertThat(second).failsWithin(5, TimeUnit.SECONDS).withThrowableOfType(Exception.class)
                     .withCauseInstanceOf(RejectedExecutionException.class);
-            release.countDown();
+            blocker.release();
             assertThat(first.get(5, TimeUnit.SECONDS)).isEqualTo("first");
             assertThat(storage.rejections()).isEqualTo(1);
         }
@@ -79,7 +86,7 @@ class StorageHandOffTest {
     void aRefusedTurnFailsEachOfItsCalls() throws Exception {
         try (StorageScheduler storage = new StorageScheduler(1, 1, "test-storage")) {
             holdTheStorageThread(storage);
-            storage.execute(this::awaitRelease); // the queue's one place is taken
+            blocker.queueOneTask(); // the queue's one place is taken
             StorageHandOff handOff = new StorageHandOff(storage);
             AtomicInteger ran = new AtomicInteger();
             List<CompletableFuture<Integer>> calls = onLoop(() -> List.of(
@@ -89,7 +96,7 @@ class StorageHandOffTest {
                 assertThat(call).failsWithin(5, TimeUnit.SECONDS).withThrowableOfType(Exception.class)
                         .withCauseInstanceOf(RejectedExecutionException.class);
             }
-            release.countDown();
+            blocker.release();
             assertThat(ran).hasValue(0);
         }
     }
@@ -122,7 +129,7 @@ class StorageHandOffTest {
                 cancelled.dispose();
                 return handOff.call(() -> 42).toFuture();
             });
-            release.countDown();
+            blocker.release();
             assertThat(kept.get(5, TimeUnit.SECONDS)).isEqualTo(42);
             assertThat(ran).as("work of the cancelled call").hasValue(0);
         }
@@ -139,28 +146,11 @@ class StorageHandOffTest {
     }
 
     private void holdTheStorageThread(StorageScheduler storage) throws InterruptedException {
-        CountDownLatch running = new CountDownLatch(1);
-        storage.execute(() -> {
-            running.countDown();
-            awaitRelease();
-        });
-        assertThat(running.await(5, TimeUnit.SECONDS)).isTrue();
-    }
-
-    private void awaitRelease() {
-        try {
-            release.await(30, TimeUnit.SECONDS);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        blocker = new StorageThreadBlocker(storage);
+        blocker.blockOneThread();
     }
 
     private <T> T onLoop(Callable<T> task) throws Exception {
         return loop.submit(task).get(5, TimeUnit.SECONDS);
-    }
-
-    @BeforeEach
-    void startLoop() throws Exception {
-        onLoop(() -> null);
     }
 }

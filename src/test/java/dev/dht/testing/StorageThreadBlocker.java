@@ -3,6 +3,7 @@ package dev.dht.testing;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.storage.LocalStore;
+import dev.dht.storage.StorageScheduler;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -11,18 +12,23 @@ import java.util.concurrent.TimeUnit;
  * storage that cannot keep up: requests that need storage wait in its queue meanwhile.
  */
 public final class StorageThreadBlocker {
-    private final LocalStore store;
+    private final StorageScheduler storage;
     private final CountDownLatch release = new CountDownLatch(1);
 
     /** A blocker of {@code store}'s storage threads; nothing is blocked before {@link #blockOneThread()}. */
     public StorageThreadBlocker(LocalStore store) {
-        this.store = store;
+        this(store.scheduler());
+    }
+
+    /** A blocker of {@code storage}'s threads; nothing is blocked before {@link #blockOneThread()}. */
+    public StorageThreadBlocker(StorageScheduler storage) {
+        this.storage = storage;
     }
 
     /** Occupies one storage thread, returning once that thread runs the waiting task. */
     public void blockOneThread() throws InterruptedException {
         CountDownLatch running = new CountDownLatch(1);
-        store.scheduler().scheduler().schedule(() -> {
+        storage.scheduler().schedule(() -> {
             running.countDown();
             awaitRelease();
         });
@@ -31,7 +37,7 @@ public final class StorageThreadBlocker {
 
     /** Puts one more waiting task into the storage queue. */
     public void queueOneTask() {
-        store.scheduler().scheduler().schedule(this::awaitRelease);
+        storage.scheduler().schedule(this::awaitRelease);
     }
 
     /** Lets every blocking task end. */
