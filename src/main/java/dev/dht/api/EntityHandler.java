@@ -4,6 +4,7 @@ import dev.dht.cluster.ClusterTopology;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.ReplicationFactor;
 import dev.dht.storage.Record;
+import dev.dht.web.RequestBodyReader;
 import java.time.Duration;
 import java.util.Optional;
 import org.springframework.http.HttpMethod;

@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.storage.KeyedRecord;
+import dev.dht.web.BadRequestException;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferFactory;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;

@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import dev.dht.replication.ReplicationFactor;
+import dev.dht.web.BadRequestException;
 import java.time.Duration;
 import java.util.Optional;
 import org.springframework.web.reactive.function.server.ServerRequest;

@@ -7,21 +7,21 @@ import dev.dht.cluster.ShardRouter;
 import dev.dht.metrics.ClientRequestMetrics;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.metrics.StorageMetrics;
+import dev.dht.node.HybridLogicalClock;
+import dev.dht.node.NodeHeartbeat;
+import dev.dht.node.RebuildGate;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RangeCoordinator;
-import dev.dht.replication.RebuildGate;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replica;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.FreeSpaceReserveRepository;
-import dev.dht.storage.HybridLogicalClock;
 import dev.dht.storage.LevelDbBackgroundThread;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
-import dev.dht.storage.NodeHeartbeat;
 import dev.dht.storage.RecordRepository;
 import dev.dht.storage.RowCachedRecordRepository;
 import dev.dht.storage.StorageEngine;
@@ -64,8 +64,12 @@ public class DhtConfiguration {
      */
     @Bean(destroyMethod = "close")
     NodeHeartbeat nodeHeartbeat(DhtProperties properties, ObjectProvider<Clock> wallClock) {
-        return NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(), properties.rebuild(),
-                wallClock.getIfAvailable(Clock::systemUTC));
+        try {
+            return NodeHeartbeat.open(properties.dataDir(), properties.tombstone().gcGrace(), properties.rebuild(),
+                    wallClock.getIfAvailable(Clock::systemUTC));
+        } catch (NodeHeartbeat.DownTooLongException e) {
+            throw new InvalidSettingException("dht.rebuild", e.getMessage());
+        }
     }
 
     @Bean
@@ -109,7 +113,7 @@ public class DhtConfiguration {
         StorageScheduler scheduler = new StorageScheduler(settings.threads(), settings.queueCapacity(), "storage");
         StorageMetrics metrics = new StorageMetrics(registry);
         LocalStore store = new LocalStore(repository, scheduler, clock, metrics);
-        metrics.bind(store, registry);
+        metrics.bind(store.repository()::sizeOnDiskBytes, scheduler::queueDepth, scheduler::rejections, registry);
         return store;
     }
 

@@ -42,15 +42,15 @@ import org.springframework.util.unit.DataSize;
  *                        the others that long; raise it for large values)
  * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
  * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
- *                        more (median of its last 5 probes, {@link dev.dht.api.EventLoopLag}) while at least
+ *                        more (median of its last 5 probes, {@link dev.dht.admission.EventLoopLag}) while at least
  *                        {@code lagSheddingMinInFlight} client requests are in flight. Default 100ms
  * @param lagSheddingMinInFlight client requests that must be in flight for the event loop lag or a standing queue
  *                        ({@code maxQueueDelay}) to refuse more
- *                        (Little's law, see {@link dev.dht.api.AdmissionControl}); 0 lets either alone refuse.
+ *                        (Little's law, see {@link dev.dht.admission.AdmissionControl}); 0 lets either alone refuse.
  *                        A value above {@code maxInFlightRequests} counts as that. Default 32
  * @param maxQueueDelay   client requests get 503 at once while the least time from admission to answer of the
  *                        node's client requests over the last 100 ms stays above this (a standing queue,
- *                        {@link dev.dht.api.QueueDelay}) and at least {@code lagSheddingMinInFlight} are in flight.
+ *                        {@link dev.dht.admission.QueueDelay}) and at least {@code lagSheddingMinInFlight} are in flight.
  *                        Default 300ms: well above a healthy request's time (ms; a GC pause or JIT of a cold node
  *                        passes within the interval or stays below the floor), and well below
  *                        {@code replicaTimeout}'s 1s, since the requests admitted while even the least waits this

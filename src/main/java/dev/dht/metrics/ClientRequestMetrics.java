@@ -97,7 +97,7 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
 
     /**
      * Counts one answered client request that did not pass through this filter (one refused in the Netty
-     * pipeline, {@link dev.dht.api.AdmissionHandler}). Non-blocking.
+     * pipeline, {@link dev.dht.admission.AdmissionHandler}). Non-blocking.
      *
      * @param operation as {@link #operationOf}
      * @param status    the HTTP status code

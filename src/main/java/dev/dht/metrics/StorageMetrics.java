@@ -1,11 +1,12 @@
 package dev.dht.metrics;
 
-import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
+import java.util.function.IntSupplier;
+import java.util.function.LongSupplier;
 
 /**
  * Storage meters: Timer {@code dht.storage.operations} (tag {@code operation}: get, upsert, range open; time on
@@ -16,6 +17,8 @@ public final class StorageMetrics {
     private final Timer get;
     private final Timer upsert;
     private final Timer range;
+    /** What {@link #bind} registered, held here because meters hold their state objects weakly. */
+    private Object[] boundSources;
 
     public StorageMetrics(MeterRegistry registry) {
         this.get = timer(registry, "get");
@@ -23,13 +26,22 @@ public final class StorageMetrics {
         this.range = timer(registry, "range");
     }
 
-    /** Registers the gauges and the rejection counter that read {@code store}. */
-    public void bind(LocalStore store, MeterRegistry registry) {
-        Gauge.builder("dht.storage.size", store, s -> s.repository().sizeOnDiskBytes())
+    /**
+     * Registers the gauges and the rejection counter. The suppliers are read on each scrape; they must not block.
+     * They are kept as long as this object is (meters reference their state weakly).
+     *
+     * @param sizeOnDiskBytes bytes of the store's files on disk
+     * @param queueDepth      storage tasks waiting for a storage thread
+     * @param rejections      storage tasks refused so far because the queue was full
+     */
+    public void bind(LongSupplier sizeOnDiskBytes, IntSupplier queueDepth, LongSupplier rejections,
+                     MeterRegistry registry) {
+        boundSources = new Object[] {sizeOnDiskBytes, queueDepth, rejections};
+        Gauge.builder("dht.storage.size", sizeOnDiskBytes, LongSupplier::getAsLong)
                 .description("LevelDB files on disk").baseUnit("bytes").register(registry);
-        Gauge.builder("dht.storage.queue.depth", store, s -> s.scheduler().queueDepth())
+        Gauge.builder("dht.storage.queue.depth", queueDepth, IntSupplier::getAsInt)
                 .description("Storage tasks waiting for a storage thread").register(registry);
-        FunctionCounter.builder("dht.storage.rejections", store, s -> s.scheduler().rejections())
+        FunctionCounter.builder("dht.storage.rejections", rejections, LongSupplier::getAsLong)
                 .description("Storage tasks refused because the queue was full (answered 503)").register(registry);
     }
 

@@ -1,7 +1,7 @@
 package dev.dht.repair;
 
 import dev.dht.cluster.Node;
-import dev.dht.replication.RebuildGate;
+import dev.dht.node.RebuildGate;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;

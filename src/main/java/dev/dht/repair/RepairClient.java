@@ -1,8 +1,8 @@
 package dev.dht.repair;
 
 import dev.dht.cluster.Node;
-import dev.dht.replication.InternalProtocol;
-import dev.dht.replication.RangeFrameCodec;
+import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.RangeFrameCodec;
 import dev.dht.storage.KeyedRecord;
 import java.time.Duration;
 import java.util.Base64;

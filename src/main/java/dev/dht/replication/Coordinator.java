@@ -2,14 +2,14 @@ package dev.dht.replication;
 
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
-import dev.dht.storage.HybridLogicalClock;
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.Record;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
-import io.micrometer.core.instrument.Counter;
-import io.micrometer.core.instrument.MeterRegistry;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;

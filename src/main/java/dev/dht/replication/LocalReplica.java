@@ -1,9 +1,10 @@
 package dev.dht.replication;
 
+import dev.dht.node.RebuildGate;
+import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
-import dev.dht.storage.KeyedRecord;
 import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;

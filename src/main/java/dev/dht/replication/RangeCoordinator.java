@@ -1,6 +1,6 @@
 package dev.dht.replication;
 
-import dev.dht.storage.HybridLogicalClock;
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import java.util.Arrays;

@@ -1,5 +1,6 @@
 package dev.dht.replication;
 
+import dev.dht.peer.InternalProtocol;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,7 +36,7 @@ import reactor.core.publisher.MonoSink;
  */
 final class ReplicaCallCoalescer<T, R> {
     /** Calls in one batch request, at most. */
-    static final int MAX_BATCH_RECORDS = 128;
+    static final int MAX_BATCH_RECORDS = InternalProtocol.READ_BATCH_MAX_KEYS;
     /** Batches' worth of calls that may always wait, however few requests may be in flight. */
     static final int MIN_WAITING_BATCHES = 4;
     /** A call framed larger than this is never coalesced. */

@@ -1,6 +1,7 @@
 package dev.dht.storage;
 
 import dev.dht.metrics.StorageMetrics;
+import dev.dht.node.HybridLogicalClock;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
 import java.io.IOException;
 import java.util.ArrayList;

@@ -1,5 +1,6 @@
 package dev.dht.storage;
 
+import dev.dht.node.HybridLogicalClock;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
 import java.util.Objects;

@@ -1,5 +1,7 @@
 package dev.dht.storage;
 
+import dev.dht.node.DurableFile;
+import dev.dht.node.HybridLogicalClock;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
 package dev.dht.storage;
 
+import dev.dht.node.HybridLogicalClock;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;

@@ -1,6 +1,6 @@
 package dev.dht.api;
 
-import dev.dht.replication.InternalProtocol;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.InProcessCluster;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;

@@ -2,8 +2,8 @@ package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.replication.InternalProtocol;
-import dev.dht.replication.RangeFrameCodec;
+import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.RangeFrameCodec;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;

@@ -2,9 +2,10 @@ package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.admission.AdmissionControl;
 import dev.dht.storage.LocalStore;
-import dev.dht.testing.RawHttpConnection;
 import dev.dht.testing.RawHttpConnection.Response;
+import dev.dht.testing.RawHttpConnection;
 import dev.dht.testing.SingleNodeSettings;
 import dev.dht.testing.StorageThreadBlocker;
 import dev.dht.testing.V0Uri;

@@ -2,7 +2,7 @@ package dev.dht.fault;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.replication.InternalProtocol;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.ProcessCluster;
 import java.io.IOException;
 import java.net.URI;

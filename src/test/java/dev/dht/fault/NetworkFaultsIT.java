@@ -3,7 +3,7 @@ package dev.dht.fault;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.dht.replication.InternalProtocol;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DelayingRelay;
 import dev.dht.testing.NamespaceCluster;
@@ -20,8 +20,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;

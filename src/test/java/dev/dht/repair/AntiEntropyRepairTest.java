@@ -3,8 +3,8 @@ package dev.dht.repair;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.cluster.Node;
-import dev.dht.replication.InternalProtocol;
-import dev.dht.replication.RebuildGate;
+import dev.dht.node.RebuildGate;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.storage.Record;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;

@@ -2,7 +2,7 @@ package dev.dht.repair;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.replication.InternalProtocol;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.InProcessCluster;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.cluster.ShardRouter;
-import dev.dht.storage.HybridLogicalClock;
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
-import dev.dht.storage.HybridLogicalClock;
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import dev.dht.testing.SettableClock;

@@ -2,6 +2,8 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.ReadBatchCodec;
 import dev.dht.storage.Record;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.InProcessCluster;

@@ -2,6 +2,8 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.RangeFrameCodec;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import dev.dht.testing.ConcurrentRequests;

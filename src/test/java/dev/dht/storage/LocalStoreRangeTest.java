@@ -2,6 +2,7 @@ package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.node.HybridLogicalClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

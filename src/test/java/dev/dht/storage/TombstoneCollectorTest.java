@@ -2,6 +2,7 @@ package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.testing.SettableClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;

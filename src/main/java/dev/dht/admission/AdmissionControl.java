@@ -1,0 +1,122 @@
+package dev.dht.admission;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Admission control for client requests ({@code /v0/*}) of one node: at most {@code dht.max-in-flight-requests}
+ * are served at once, and none while an event loop stays more than {@code dht.max-event-loop-lag} behind
+ * ({@link EventLoopLag#sustainedNanos()}) <em>and</em> at least {@code dht.lag-shedding-min-in-flight} requests
+ * are in flight. A request beyond that is answered 503 with {@code Retry-After: 1} at once, before any storage or
+ * replica work, by {@link AdmissionHandler} in the Netty pipeline. Under overload the node thus sheds the excess
+ * promptly instead of letting latency and memory grow without bound. The in-flight count sees requests being
+ * served; the lag also sees requests still waiting unread in the sockets of a loop that cannot keep up, where an
+ * overloaded node queues most. Internal (replica) requests and {@code GET /v0/status} are not limited (see
+ * {@link AdmissionHandler}): a health check must see health, not load.
+ *
+ * <p>Why lag sheds only above an in-flight floor: lag alone cannot tell overload from a loop that is late for
+ * other reasons (a cold JVM compiling its hot paths, a GC, CPU taken by other processes), and refusing requests
+ * helps only against the first. By Little's law (L = λW; J. D. C. Little, "A Proof for the Queuing Formula
+ * L = λW", Operations Research 9(3), 1961) a node that serves λ requests/s while its loops are W late holds at
+ * least λW of them in flight, since each admitted request waits for a loop at least to be answered. So with
+ * loops 100 ms late, fewer than 32 in flight means fewer than 320 requests/s: the lag is not a queue of requests,
+ * and a few closed-loop clients (each waiting for its answer) can never build one. This is CoDel's distinction of
+ * a "bad", standing queue from a "good" one that comes and goes (K. Nichols, V. Jacobson, "Controlling Queue
+ * Delay", ACM Queue 10(5), 2012), with the in-flight count as the queue: once requests really pile up the floor
+ * is passed within a fraction of a second, and shedding is as prompt as before.
+ *
+ * <p>Neither limit sees the overload that matters most to a client: admitted requests that wait so long that
+ * their replica calls to equally loaded peers outlast {@code dht.replica-timeout} and get 504 after seconds. So
+ * new client requests are also refused while the admitted ones form a standing queue ({@link QueueDelay}: their
+ * least time from admission to release over the last 100 ms above {@code dht.max-queue-delay}) with at least
+ * {@code dht.lag-shedding-min-in-flight} in flight, the same floor and for the same reason as the lag. A request
+ * that would time out anyway thus gets its 503 up front, and the node serves the ones it admitted in time.
+ *
+ * <p>Lock-free; called on the event loops, never blocks.
+ */
+public final class AdmissionControl {
+    private final int limit;
+    private final EventLoopLag lag;
+    private final long maxLagNanos;
+    private final int lagSheddingMinInFlight;
+    private final QueueDelay queueDelay;
+    private final AtomicInteger inFlight = new AtomicInteger();
+
+    /**
+     * @param limit                  client requests served concurrently, at least 1
+     * @param lag                    the event loop lag to watch
+     * @param maxLag                 the sustained lag above which new client requests are refused
+     * @param lagSheddingMinInFlight requests that must be in flight for the lag or a standing queue to refuse
+     *                               further ones (a value above {@code limit} counts as {@code limit}); 0: the lag
+     *                               or the standing queue alone refuses
+     * @param queueDelay             the admitted requests' queueing delay, fed by {@link #release(long)}
+     * @throws IllegalArgumentException if {@code limit} is below 1 or {@code lagSheddingMinInFlight} below 0
+     * @throws NullPointerException     if {@code lag} or {@code queueDelay} is null
+     */
+    public AdmissionControl(int limit, EventLoopLag lag, Duration maxLag, int lagSheddingMinInFlight,
+            QueueDelay queueDelay) {
+        if (limit < 1) {
+            throw new IllegalArgumentException("limit must be at least 1, was " + limit);
+        }
+        if (lagSheddingMinInFlight < 0) {
+            throw new IllegalArgumentException(
+                    "lagSheddingMinInFlight must be at least 0, was " + lagSheddingMinInFlight);
+        }
+        this.limit = limit;
+        this.lag = Objects.requireNonNull(lag, "lag");
+        this.maxLagNanos = maxLag.toNanos();
+        this.lagSheddingMinInFlight = Math.min(lagSheddingMinInFlight, limit);
+        this.queueDelay = Objects.requireNonNull(queueDelay, "queueDelay");
+    }
+
+    /**
+     * Admits one client request or says why not. An admitted request holds an in-flight slot until
+     * {@link #release(long)}, which it calls with {@link #now()} read at its admission.
+     *
+     * @return null if admitted; otherwise the reason for the refusal, for the 503's body (e.g. "event loops 130
+     *         ms behind with 40 requests in flight")
+     */
+    public String admit() {
+        int served = inFlight.get();
+        if (served >= lagSheddingMinInFlight) {
+            long behind = lag.sustainedNanos();
+            if (behind > maxLagNanos) {
+                return "event loops " + TimeUnit.NANOSECONDS.toMillis(behind) + " ms behind with " + served
+                        + " requests in flight";
+            }
+            if (queueDelay.standing()) {
+                return "requests queued at least " + TimeUnit.NANOSECONDS.toMillis(queueDelay.minimumNanos())
+                        + " ms over the last " + QueueDelay.INTERVAL.toMillis() + " ms with " + served
+                        + " in flight";
+            }
+        }
+        if (inFlight.incrementAndGet() > limit) {
+            inFlight.decrementAndGet();
+            return "more than " + limit + " requests in flight";
+        }
+        return null;
+    }
+
+    /** The clock reading (ns) an admitted request keeps for its {@link #release(long)}. */
+    public long now() {
+        return queueDelay.now();
+    }
+
+    /**
+     * Gives back the slot of a request {@link #admit()} admitted, once it is answered or abandoned, and counts its
+     * time from admission to now as a queueing delay.
+     *
+     * @param admittedNanos {@link #now()} read when the request was admitted
+     */
+    public void release(long admittedNanos) {
+        inFlight.decrementAndGet();
+        queueDelay.completed(admittedNanos);
+    }
+
+    /** Client requests being served right now. */
+    public int inFlight() {
+        return inFlight.get();
+    }
+}

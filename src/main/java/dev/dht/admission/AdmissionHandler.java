@@ -1,0 +1,256 @@
+package dev.dht.admission;
+
+import dev.dht.metrics.ClientRequestMetrics;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelDuplexHandler;
+import io.netty.channel.ChannelFuture;
+import io.netty.channel.ChannelFutureListener;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelPromise;
+import io.netty.handler.codec.DecoderResultProvider;
+import io.netty.handler.codec.http.DefaultFullHttpResponse;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpContent;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponse;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpStatusClass;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.LastHttpContent;
+import io.netty.util.ReferenceCountUtil;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+
+/**
+ * Admission control of one HTTP/1.1 connection, in the Netty pipeline between the HTTP codec and Reactor Netty's
+ * request handling: asks {@link AdmissionControl} for every client request ({@code /v0/*} but {@code /v0/status},
+ * whose answer is the node's health, never its load) and answers a refused
+ * one 503 ({@code Retry-After: 1}, a one-line text body) itself, so that neither Reactor Netty nor WebFlux builds
+ * anything for it. An overloaded node thus refuses a request for a fraction of what refusing it in a WebFilter
+ * cost (no server operations, exchange, filter chain or reactive write), which is what decides how fast its busy
+ * event loop can work off the excess.
+ *
+ * <p>The connection stays usable: a refused request's body is read and dropped, and the 503 keeps the connection
+ * alive unless the request asked to close it or expected {@code 100 Continue} (its client may or may not send
+ * the body, so the connection is closed after the 503). A refused request whose body turns out malformed (bad
+ * chunk framing) closes the connection, as Reactor Netty does after its 400 for one; an admitted one's body is
+ * marked {@link MalformedBody}, so that it is answered 400 and nothing of it is stored, and the connection closes
+ * after that answer. Answers keep the order of the requests: a request refused while answers to earlier
+ * (pipelined) requests on the same connection are still pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
+ * part of its answer is written, or the connection closes; that time is its queueing delay for
+ * {@link AdmissionControl#release(long)}. Refusals are counted in {@code dht.client.requests}
+ * with status 503.
+ *
+ * <p>One instance per connection (not sharable); runs on the connection's event loop and never blocks.
+ */
+public final class AdmissionHandler extends ChannelDuplexHandler {
+    /** Pending answer of a request handed on to Reactor Netty without a slot (internal, actuator, malformed). */
+    private static final Object NOT_LIMITED = new Object();
+
+    private final AdmissionControl control;
+    private final ClientRequestMetrics metrics;
+    /** The requests read on this connection whose answers are not written yet, oldest first. */
+    private final ArrayDeque<Object> pending = new ArrayDeque<>();
+    /** Whether the rest of a refused request's body is still to be read and dropped. */
+    private boolean droppingBody;
+    /** Whether a refusal closes this connection: nothing more is read into the pipeline. */
+    private boolean closing;
+    /** Whether this handler took in what it read, so nothing downstream will ask to read more. */
+    private boolean consumedInput;
+    /** Whether the connection closes once the answer being served is written (its request's body was malformed). */
+    private boolean closeAfterAnswer;
+    /** Whether the answer being written is an informational one (100 Continue), which precedes the real one. */
+    private boolean informational;
+
+    /**
+     * @param control the node's admission control
+     * @param metrics where refusals are counted
+     */
+    public AdmissionHandler(AdmissionControl control, ClientRequestMetrics metrics) {
+        this.control = control;
+        this.metrics = metrics;
+    }
+
+    @Override
+    public void channelRead(ChannelHandlerContext ctx, Object msg) {
+        if (closing || (droppingBody && !(msg instanceof HttpRequest))) {
+            if (msg instanceof LastHttpContent) {
+                droppingBody = false;
+            }
+            if (msg instanceof DecoderResultProvider part && part.decoderResult().isFailure()) {
+                // after a framing error the codec decodes nothing more on this connection (Reactor Netty closes it too)
+                closing = true;
+                ctx.close();
+            }
+            ReferenceCountUtil.release(msg);
+            consumedInput = true;
+            return;
+        }
+        if (msg instanceof HttpContent part && !(msg instanceof HttpRequest) && part.decoderResult().isFailure()) {
+            failBody(ctx, part);
+            return;
+        }
+        if (msg instanceof HttpRequest request) {
+            RequestFraming.check(request);
+            String uri = request.uri();
+            if (!isClientRequest(uri) || isStatusCheck(uri) || request.decoderResult().isFailure()) {
+                pending.add(NOT_LIMITED);
+            } else {
+                String refusal = control.admit();
+                if (refusal != null) {
+                    refuse(ctx, request, refusal);
+                    return;
+                }
+                pending.add(new Admitted(control.now()));
+            }
+        }
+        ctx.fireChannelRead(msg);
+    }
+
+    @Override
+    public void channelReadComplete(ChannelHandlerContext ctx) {
+        if (consumedInput) {
+            consumedInput = false;
+            if (!closing && !ctx.channel().config().isAutoRead()) {
+                ctx.read();
+            }
+        }
+        ctx.fireChannelReadComplete();
+    }
+
+    @Override
+    public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
+        if (msg instanceof HttpResponse response) {
+            informational = response.status().codeClass() == HttpStatusClass.INFORMATIONAL;
+            if (closeAfterAnswer && !informational) {
+                HttpUtil.setKeepAlive(response, false);
+            }
+        }
+        boolean lastOfAnswer = msg instanceof LastHttpContent && !informational;
+        if (lastOfAnswer && closeAfterAnswer) {
+            ctx.write(msg, promise.unvoid()).addListener(ChannelFutureListener.CLOSE);
+        } else {
+            ctx.write(msg, promise);
+        }
+        if (lastOfAnswer && !pending.isEmpty()) {
+            if (pending.poll() instanceof Admitted admitted) {
+                control.release(admitted.nanos());
+            }
+            while (pending.peek() instanceof Refusal refusal) {
+                pending.poll();
+                send(ctx, refusal);
+            }
+        }
+    }
+
+    @Override
+    public void channelInactive(ChannelHandlerContext ctx) {
+        releasePending();
+        ctx.fireChannelInactive();
+    }
+
+    @Override
+    public void handlerRemoved(ChannelHandlerContext ctx) {
+        releasePending();
+    }
+
+    /**
+     * A body part the codec could not decode (bad chunk framing) of a request handed on to Reactor Netty: its body
+     * ends here, marked {@link MalformedBody} so that its reader fails it (400) before anything is stored, and the
+     * connection closes after the answer (the codec decodes nothing more on it). If the request's answer is already
+     * written, or earlier answers are still pending (its handler has not even started), it closes at once.
+     */
+    private void failBody(ChannelHandlerContext ctx, HttpContent part) {
+        String cause = String.valueOf(part.decoderResult().cause().getMessage());
+        ReferenceCountUtil.release(part);
+        closing = true;
+        consumedInput = true;
+        if (pending.size() == 1) {
+            closeAfterAnswer = true;
+            MalformedBody.mark(ctx.channel(), cause);
+            ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+        } else {
+            ctx.close();
+        }
+    }
+
+    private void refuse(ChannelHandlerContext ctx, HttpRequest request, String reason) {
+        long started = System.nanoTime();
+        boolean keepAlive = HttpUtil.isKeepAlive(request) && !HttpUtil.is100ContinueExpected(request);
+        String operation = ClientRequestMetrics.operationOf(request.method().name(), pathOf(request.uri()));
+        droppingBody = !(request instanceof LastHttpContent);
+        closing = !keepAlive;
+        consumedInput = true;
+        ReferenceCountUtil.release(request);
+
+        byte[] body = ("overloaded: " + reason + ", retry later\n").getBytes(StandardCharsets.US_ASCII);
+        FullHttpResponse response = new DefaultFullHttpResponse(request.protocolVersion(),
+                HttpResponseStatus.SERVICE_UNAVAILABLE, Unpooled.wrappedBuffer(body));
+        response.headers()
+                .set(HttpHeaderNames.CONTENT_TYPE, HttpHeaderValues.TEXT_PLAIN)
+                .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
+                .set(HttpHeaderNames.RETRY_AFTER, "1");
+        HttpUtil.setKeepAlive(response, keepAlive);
+        Refusal refusal = new Refusal(response, operation, started);
+        if (pending.isEmpty()) {
+            send(ctx, refusal);
+        } else {
+            pending.add(refusal);
+        }
+    }
+
+    private void send(ChannelHandlerContext ctx, Refusal refusal) {
+        ChannelFuture written = ctx.writeAndFlush(refusal.response());
+        if (refusal.operation() != null) {
+            long nanos = System.nanoTime() - refusal.startedNanos();
+            metrics.record(refusal.operation(), HttpResponseStatus.SERVICE_UNAVAILABLE.code(), nanos);
+        }
+        if (!HttpUtil.isKeepAlive(refusal.response())) {
+            written.addListener(ChannelFutureListener.CLOSE);
+        }
+    }
+
+    private void releasePending() {
+        for (Object answer = pending.poll(); answer != null; answer = pending.poll()) {
+            if (answer instanceof Admitted admitted) {
+                control.release(admitted.nanos());
+            } else if (answer instanceof Refusal refusal) {
+                refusal.response().release();
+            }
+        }
+    }
+
+    /** Whether a request target is a client request of the v0 API, in origin form or absolute form. */
+    static boolean isClientRequest(String uri) {
+        return uri.startsWith("/") ? uri.startsWith("/v0/") : pathOf(uri).startsWith("/v0/");
+    }
+
+    /** Whether a request target is {@code /v0/status}, which reports health and is never refused for load. */
+    static boolean isStatusCheck(String uri) {
+        return pathOf(uri).equals("/v0/status");
+    }
+
+    /** The path of a request target: origin form ({@code /p?q}) or absolute form ({@code http://host/p?q}). */
+    static String pathOf(String uri) {
+        int start = 0;
+        if (!uri.startsWith("/")) {
+            int scheme = uri.indexOf("://");
+            start = scheme < 0 ? -1 : uri.indexOf('/', scheme + 3);
+            if (start < 0) {
+                return "/";
+            }
+        }
+        int end = uri.indexOf('?', start);
+        return end < 0 ? uri.substring(start) : uri.substring(start, end);
+    }
+
+    /** Pending answer of a request handed on to Reactor Netty that holds an in-flight slot since {@code nanos}. */
+    private record Admitted(long nanos) {
+    }
+
+    /** A 503 of ours waiting for the answers to earlier requests on the connection. */
+    private record Refusal(FullHttpResponse response, String operation, long startedNanos) {
+    }
+}

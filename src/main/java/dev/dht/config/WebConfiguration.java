@@ -1,0 +1,39 @@
+package dev.dht.config;
+
+import dev.dht.api.V0Routes;
+import dev.dht.cluster.ClusterTopology;
+import dev.dht.node.RebuildGate;
+import dev.dht.peer.server.PeerRoutes;
+import dev.dht.repair.RepairScan;
+import dev.dht.replication.Coordinator;
+import dev.dht.replication.RangeCoordinator;
+import dev.dht.storage.LocalStore;
+import dev.dht.web.ErrorResponseHandler;
+import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.web.reactive.function.server.RouterFunction;
+import org.springframework.web.reactive.function.server.ServerResponse;
+
+/** The HTTP surface: the public v0 API, the peers' internal endpoints, and the one mapping of failures to statuses. */
+@Configuration(proxyBeanMethods = false)
+public class WebConfiguration {
+
+    @Bean
+    ErrorResponseHandler errorResponseHandler() {
+        return new ErrorResponseHandler();
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
+                                            RangeCoordinator rangeCoordinator, HealthEndpoint health) {
+        return V0Routes.routes(coordinator, topology, rangeCoordinator, health, (int) properties.maxValueSize().toBytes());
+    }
+
+    @Bean
+    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store, RebuildGate rebuild,
+                                                  RepairScan repairScan, ClusterTopology topology) {
+        return PeerRoutes.routes(store, rebuild, repairScan, topology, (int) properties.maxValueSize().toBytes(),
+                properties.clusterSecret());
+    }
+}

@@ -1,0 +1,82 @@
+package dev.dht.peer.server;
+
+import dev.dht.api.RequestParameters;
+import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Node;
+import dev.dht.peer.RangeFrameCodec;
+import dev.dht.repair.MerkleTree;
+import dev.dht.repair.RepairScan;
+import dev.dht.web.BadRequestException;
+import java.net.URI;
+import java.util.Base64;
+import java.util.BitSet;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.BodyInserters;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * The serving side of anti-entropy repair, {@code /internal/repair/tree} and {@code /internal/repair/records}
+ * (see {@link dev.dht.peer.InternalProtocol}): this node's hash tree and records of chosen segments,
+ * over the records it shares with the calling peer. Guarded by {@link ClusterSecretFilter}. The scans run on
+ * the storage scheduler ({@link RepairScan}); 400 for an unknown peer or malformed segments, 503 if the
+ * storage queue is full.
+ */
+public final class InternalRepairHandler {
+    private final RepairScan scan;
+    private final ClusterTopology topology;
+
+    /** @param topology the cluster, to which the {@code peer} parameter must name another node */
+    public InternalRepairHandler(RepairScan scan, ClusterTopology topology) {
+        this.scan = scan;
+        this.topology = topology;
+    }
+
+    /** 200 with {@link MerkleTree#toBytes()} of the records shared with {@code peer}. */
+    public Mono<ServerResponse> tree(ServerRequest request) {
+        Node peer = peer(request);
+        return scan.tree(peer).flatMap(tree -> ServerResponse.ok()
+                .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .bodyValue(tree.toBytes()));
+    }
+
+    /** 200, streaming the shared records of the requested segments as range frames, with backpressure. */
+    public Mono<ServerResponse> records(ServerRequest request) {
+        Node peer = peer(request);
+        BitSet segments = segments(RequestParameters.required(request, "segments"));
+        return ServerResponse.ok()
+                .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                .body(BodyInserters.fromDataBuffers(RangeFrameCodec.encode(scan.records(peer, segments),
+                        DefaultDataBufferFactory.sharedInstance)));
+    }
+
+    private Node peer(ServerRequest request) {
+        String url = RequestParameters.required(request, "peer");
+        URI uri;
+        try {
+            uri = URI.create(url);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("peer " + url + " is not a URL");
+        }
+        for (Node node : topology.nodes()) {
+            if (!node.self() && node.url().equals(uri)) {
+                return node;
+            }
+        }
+        throw new BadRequestException("peer " + url + " is not another node of dht.nodes");
+    }
+
+    private static BitSet segments(String text) {
+        try {
+            BitSet segments = BitSet.valueOf(Base64.getUrlDecoder().decode(text));
+            if (segments.length() > MerkleTree.SEGMENTS) {
+                throw new BadRequestException("segments: at most " + MerkleTree.SEGMENTS + " bits, got " + segments.length());
+            }
+            return segments;
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("segments: not base64url: " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,328 @@
+package dev.dht.admission;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.dht.metrics.ClientRequestMetrics;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.Unpooled;
+import io.netty.channel.ChannelHandlerContext;
+import io.netty.channel.ChannelInboundHandlerAdapter;
+import io.netty.channel.embedded.EmbeddedChannel;
+import io.netty.handler.codec.http.DefaultHttpContent;
+import io.netty.handler.codec.http.DefaultHttpRequest;
+import io.netty.handler.codec.http.DefaultHttpResponse;
+import io.netty.handler.codec.http.DefaultLastHttpContent;
+import io.netty.handler.codec.http.FullHttpResponse;
+import io.netty.handler.codec.http.HttpHeaderNames;
+import io.netty.handler.codec.http.HttpHeaderValues;
+import io.netty.handler.codec.http.HttpMethod;
+import io.netty.handler.codec.http.HttpRequest;
+import io.netty.handler.codec.http.HttpResponseStatus;
+import io.netty.handler.codec.http.HttpUtil;
+import io.netty.handler.codec.http.HttpVersion;
+import io.netty.handler.codec.http.LastHttpContent;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The admission handler on a connection (an {@link EmbeddedChannel} standing in for Reactor Netty's pipeline,
+ * whose part after the handler records what it is handed): refused client requests get a 503 of the handler's
+ * own and never reach Reactor Netty, the connection stays usable, answers keep the order of the requests, and
+ * slots are given back when an answer is written or the connection closes. The node's limit here is one client
+ * request in flight; the event loop lag is never started, so it reads 0.
+ */
+class AdmissionHandlerTest {
+    /** A queueing delay that never stands in these tests (its target is an hour): the other rules act alone. */
+    private static final QueueDelay NEVER_STANDING = new QueueDelay(Duration.ofHours(1), QueueDelay.INTERVAL,
+            System::nanoTime);
+
+    private final AdmissionControl control = new AdmissionControl(1, new EventLoopLag(), Duration.ofMillis(100), 0,
+            NEVER_STANDING);
+    private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
+    private final ClientRequestMetrics metrics = new ClientRequestMetrics(registry);
+    private final List<EmbeddedChannel> channels = new ArrayList<>();
+
+    @AfterEach
+    void close() {
+        channels.forEach(EmbeddedChannel::finishAndReleaseAll);
+    }
+
+    @Test
+    void aRequestBeyondTheLimitGets503WithRetryAfterAndIsNotHandedOn() {
+        Connection first = connect();
+        first.send(get("/v0/entity?id=a"));
+        assertThat(first.handedOn).hasSize(2);
+        assertThat(control.inFlight()).isEqualTo(1);
+
+        Connection second = connect();
+        ByteBuf value = Unpooled.copiedBuffer("refused", StandardCharsets.UTF_8);
+        second.send(put("/v0/entity?id=b", value.readableBytes()), new DefaultLastHttpContent(value));
+
+        FullHttpResponse refusal = second.answer();
+        assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        assertThat(refusal.headers().get(HttpHeaderNames.RETRY_AFTER)).isEqualTo("1");
+        assertThat(refusal.headers().get(HttpHeaderNames.CONTENT_TYPE)).isEqualTo("text/plain");
+        assertThat(refusal.content().toString(StandardCharsets.US_ASCII))
+                .isEqualTo("overloaded: more than 1 requests in flight, retry later\n");
+        assertThat(HttpUtil.isKeepAlive(refusal)).as("the connection stays open").isTrue();
+        refusal.release();
+        assertThat(second.channel.isOpen()).isTrue();
+        assertThat(second.handedOn).as("Reactor Netty never sees a refused request").isEmpty();
+        assertThat(value.refCnt()).as("the refused body is released").isZero();
+        assertThat(refusals("put")).isEqualTo(1);
+        assertThat(control.inFlight()).isEqualTo(1);
+
+        first.writeAnswer(HttpResponseStatus.OK);
+        assertThat(control.inFlight()).as("the slot is given back once the answer is written").isZero();
+    }
+
+    @Test
+    void aRefusedBodyArrivingInPartsIsDroppedAndTheNextRequestIsHandedOn() {
+        Connection holder = connect();
+        holder.send(get("/v0/entity?id=a"));
+
+        Connection connection = connect();
+        connection.send(put("/v0/entity?id=b", 6));
+        connection.answer().release();
+        connection.send(new DefaultHttpContent(Unpooled.copiedBuffer("abc", StandardCharsets.UTF_8)));
+        connection.send(new DefaultLastHttpContent(Unpooled.copiedBuffer("def", StandardCharsets.UTF_8)));
+        assertThat(connection.handedOn).isEmpty();
+        assertThat(connection.channel.outboundMessages()).isEmpty();
+
+        holder.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("/v0/entity?id=b"));
+        assertThat(connection.handedOn).hasSize(2).first().isInstanceOf(HttpRequest.class);
+        assertThat(((HttpRequest) connection.handedOn.get(0)).uri()).isEqualTo("/v0/entity?id=b");
+        assertThat(control.inFlight()).isEqualTo(1);
+    }
+
+    @Test
+    void aRefusalWaitsForTheAnswersToEarlierRequestsOnTheConnection() {
+        Connection connection = connect();
+        connection.send(get("/v0/entity?id=a"));
+        connection.send(get("/v0/entity?id=b"));
+        assertThat(connection.handedOn).as("only the first request is handed on").hasSize(2);
+        assertThat(connection.channel.outboundMessages()).as("no 503 ahead of the first answer").isEmpty();
+
+        connection.writeAnswer(HttpResponseStatus.OK);
+
+        Object answerHead = connection.channel.readOutbound();
+        assertThat(answerHead).isInstanceOf(DefaultHttpResponse.class);
+        assertThat(((DefaultHttpResponse) answerHead).status()).isEqualTo(HttpResponseStatus.OK);
+        Object answerEnd = connection.channel.readOutbound();
+        assertThat(answerEnd).isInstanceOf(LastHttpContent.class);
+        FullHttpResponse refusal = connection.answer();
+        assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        refusal.release();
+        assertThat(refusals("get")).isEqualTo(1);
+        assertThat(control.inFlight()).isZero();
+    }
+
+    @Test
+    void internalAndActuatorRequestsAreNotLimited() {
+        Connection holder = connect();
+        holder.send(get("/v0/entity?id=a"));
+
+        Connection connection = connect();
+        connection.send(get("/internal/record?id=x"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("/actuator/health"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+
+        assertThat(connection.handedOn).hasSize(4);
+        assertThat(control.inFlight()).as("only the client request holds a slot").isEqualTo(1);
+    }
+
+    @Test
+    void theStatusCheckIsNeverRefusedAndTakesNoSlot() {
+        Connection holder = connect();
+        holder.send(get("/v0/entity?id=a"));
+
+        Connection connection = connect();
+        connection.send(get("/v0/status"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("http://node-a:8080/v0/status?verbose"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+
+        assertThat(connection.handedOn).as("both status checks reach the status handler").hasSize(4);
+        assertThat(control.inFlight()).as("only the client request holds a slot").isEqualTo(1);
+        Connection other = connect();
+        other.send(get("/v0/statuses"));
+        FullHttpResponse refusal = other.answer();
+        assertThat(refusal.status()).as("another /v0 path is limited").isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        refusal.release();
+    }
+
+    @Test
+    void aClosedConnectionGivesBackTheSlotOfItsUnansweredRequest() {
+        Connection connection = connect();
+        connection.send(get("/v0/entity?id=a"));
+        assertThat(control.inFlight()).isEqualTo(1);
+
+        connection.channel.close();
+
+        assertThat(control.inFlight()).isZero();
+    }
+
+    @Test
+    void anInformationalAnswerDoesNotGiveBackTheSlot() {
+        Connection connection = connect();
+        HttpRequest request = put("/v0/entity?id=a", 3);
+        HttpUtil.set100ContinueExpected(request, true);
+        connection.send(request);
+
+        connection.channel.writeOutbound(new io.netty.handler.codec.http.DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        assertThat(control.inFlight()).as("100 Continue is not the answer").isEqualTo(1);
+
+        connection.send(new DefaultLastHttpContent(Unpooled.copiedBuffer("abc", StandardCharsets.UTF_8)));
+        connection.writeAnswer(HttpResponseStatus.CREATED);
+        assertThat(control.inFlight()).isZero();
+    }
+
+    @Test
+    void aRefusedRequestThatExpects100ContinueClosesTheConnection() {
+        Connection holder = connect();
+        holder.send(get("/v0/entity?id=a"));
+
+        Connection connection = connect();
+        HttpRequest request = put("/v0/entity?id=b", 1000);
+        HttpUtil.set100ContinueExpected(request, true);
+        connection.send(request);
+
+        FullHttpResponse refusal = connection.answer();
+        assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        assertThat(refusal.headers().get(HttpHeaderNames.CONNECTION)).isEqualTo(HttpHeaderValues.CLOSE.toString());
+        refusal.release();
+        connection.channel.runPendingTasks();
+        assertThat(connection.channel.isOpen()).as("the client may or may not send the body: close").isFalse();
+    }
+
+    @Test
+    void aRefusedRequestWithAMalformedBodyClosesTheConnection() {
+        Connection holder = connect();
+        holder.send(get("/v0/entity?id=a"));
+
+        Connection connection = connect();
+        connection.send(put("/v0/entity?id=b", 6));
+        connection.answer().release();
+        LastHttpContent malformed = new DefaultLastHttpContent();
+        malformed.setDecoderResult(io.netty.handler.codec.DecoderResult.failure(new IllegalArgumentException("bad chunk")));
+        connection.send(malformed);
+
+        assertThat(connection.channel.isOpen()).as("the codec would read nothing more on it").isFalse();
+    }
+
+    @Test
+    void requestTargetsInAbsoluteFormAreLimitedToo() {
+        assertThat(AdmissionHandler.isClientRequest("/v0/entity?id=a")).isTrue();
+        assertThat(AdmissionHandler.isClientRequest("http://node-a:8080/v0/entity?id=a")).isTrue();
+        assertThat(AdmissionHandler.isClientRequest("/internal/record?id=a")).isFalse();
+        assertThat(AdmissionHandler.isClientRequest("http://node-a:8080/internal/record")).isFalse();
+        assertThat(AdmissionHandler.isClientRequest("http://node-a:8080")).isFalse();
+        assertThat(AdmissionHandler.pathOf("http://node-a:8080/v0/entity?id=a")).isEqualTo("/v0/entity");
+    }
+
+    @Test
+    void requestsAnsweredLateFromTheirAdmissionMakeAStandingQueueThatRefusesButNotTheStatusCheck() {
+        AtomicLong clock = new AtomicLong();
+        AdmissionControl queueing = new AdmissionControl(100, new EventLoopLag(), Duration.ofMillis(100), 2,
+                new QueueDelay(Duration.ofMillis(300), Duration.ofMillis(100), clock::get));
+        List<Connection> served = new ArrayList<>();
+        for (int i = 0; i < 4; i++) {
+            Connection connection = connect(queueing);
+            connection.send(get("/v0/entity?id=" + i));
+            served.add(connection);
+        }
+        clock.addAndGet(Duration.ofMillis(500).toNanos());
+        served.get(0).writeAnswer(HttpResponseStatus.OK);
+        served.get(1).writeAnswer(HttpResponseStatus.OK);
+        assertThat(queueing.inFlight()).isEqualTo(2);
+
+        Connection late = connect(queueing);
+        late.send(get("/v0/entity?id=late"));
+        FullHttpResponse refusal = late.answer();
+        assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        assertThat(refusal.headers().get(HttpHeaderNames.RETRY_AFTER)).isEqualTo("1");
+        assertThat(refusal.content().toString(StandardCharsets.US_ASCII)).isEqualTo(
+                "overloaded: requests queued at least 500 ms over the last 100 ms with 2 in flight, retry later\n");
+        refusal.release();
+        assertThat(late.handedOn).isEmpty();
+
+        late.send(get("/v0/status"));
+        assertThat(late.handedOn).as("the status check is served").hasSize(2);
+    }
+
+    private double refusals(String operation) {
+        Timer timer = registry.find("dht.client.requests").tag("operation", operation).tag("status", "503").timer();
+        return timer == null ? 0 : timer.count();
+    }
+
+    private Connection connect() {
+        return connect(control);
+    }
+
+    private Connection connect(AdmissionControl admission) {
+        Connection connection = new Connection(admission);
+        channels.add(connection.channel);
+        return connection;
+    }
+
+    private static HttpRequest get(String uri) {
+        return new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.GET, uri);
+    }
+
+    private static HttpRequest put(String uri, int contentLength) {
+        HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.PUT, uri);
+        HttpUtil.setContentLength(request, contentLength);
+        return request;
+    }
+
+    /** One connection: the handler, then a recorder of what it hands on (what Reactor Netty would get). */
+    private final class Connection {
+        final List<Object> handedOn = new ArrayList<>();
+        final EmbeddedChannel channel;
+
+        Connection(AdmissionControl admission) {
+            channel = new EmbeddedChannel(new AdmissionHandler(admission, metrics),
+                    new ChannelInboundHandlerAdapter() {
+                        @Override
+                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
+                            handedOn.add(msg);
+                        }
+                    });
+        }
+
+        /** Sends a request (a bodyless one with its empty last part) or a part of a body. */
+        void send(Object message) {
+            channel.writeInbound(message);
+            if (message instanceof HttpRequest && !HttpUtil.isContentLengthSet((HttpRequest) message)) {
+                channel.writeInbound(LastHttpContent.EMPTY_LAST_CONTENT);
+            }
+        }
+
+        void send(Object request, Object lastContent) {
+            channel.writeInbound(request);
+            channel.writeInbound(lastContent);
+        }
+
+        /** Writes an answer as Reactor Netty does: head, then the last (empty) part. */
+        void writeAnswer(HttpResponseStatus status) {
+            channel.writeOutbound(new DefaultHttpResponse(HttpVersion.HTTP_1_1, status), LastHttpContent.EMPTY_LAST_CONTENT);
+        }
+
+        /** The next full answer the handler wrote itself. */
+        FullHttpResponse answer() {
+            Object written = channel.readOutbound();
+            assertThat(written).isInstanceOf(FullHttpResponse.class);
+            return (FullHttpResponse) written;
+        }
+    }
+}
