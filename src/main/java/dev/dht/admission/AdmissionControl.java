@@ -1,5 +1,7 @@
 package dev.dht.admission;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import java.time.Duration;
 import java.util.Objects;
 import java.util.concurrent.TimeUnit;
@@ -75,28 +77,32 @@ public final class AdmissionControl {
      * Admits one client request or says why not. An admitted request holds an in-flight slot until
      * {@link #release(long)}, which it calls with {@link #now()} read at its admission.
      *
-     * @return null if admitted; otherwise the reason for the refusal, for the 503's body (e.g. "event loops 130
-     *         ms behind with 40 requests in flight")
+     * @return null if admitted; otherwise the refusal ({@link OverloadReason#ADMISSION}), whose message says why,
+     *         for the 503's body (e.g. "event loops 130 ms behind with 40 requests in flight")
      */
-    public String admit() {
+    public OverloadedException admit() {
         int served = inFlight.get();
         if (served >= lagSheddingMinInFlight) {
             long behind = lag.sustainedNanos();
             if (behind > maxLagNanos) {
-                return "event loops " + TimeUnit.NANOSECONDS.toMillis(behind) + " ms behind with " + served
-                        + " requests in flight";
+                return refusal("event loops " + TimeUnit.NANOSECONDS.toMillis(behind) + " ms behind with " + served
+                        + " requests in flight");
             }
             if (queueDelay.standing()) {
-                return "requests queued at least " + TimeUnit.NANOSECONDS.toMillis(queueDelay.minimumNanos())
+                return refusal("requests queued at least " + TimeUnit.NANOSECONDS.toMillis(queueDelay.minimumNanos())
                         + " ms over the last " + QueueDelay.INTERVAL.toMillis() + " ms with " + served
-                        + " in flight";
+                        + " in flight");
             }
         }
         if (inFlight.incrementAndGet() > limit) {
             inFlight.decrementAndGet();
-            return "more than " + limit + " requests in flight";
+            return refusal("more than " + limit + " requests in flight");
         }
         return null;
+    }
+
+    private static OverloadedException refusal(String why) {
+        return new OverloadedException(OverloadReason.ADMISSION, why);
     }
 
     /** The clock reading (ns) an admitted request keeps for its {@link #release(long)}. */

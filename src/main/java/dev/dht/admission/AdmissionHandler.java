@@ -1,5 +1,6 @@
 package dev.dht.admission;
 
+import dev.dht.failure.OverloadedException;
 import dev.dht.metrics.ClientRequestMetrics;
 import io.netty.buffer.Unpooled;
 import io.netty.channel.ChannelDuplexHandler;
@@ -98,7 +99,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             if (!isClientRequest(uri) || isStatusCheck(uri) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
             } else {
-                String refusal = control.admit();
+                OverloadedException refusal = control.admit();
                 if (refusal != null) {
                     refuse(ctx, request, refusal);
                     return;
@@ -176,7 +177,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         }
     }
 
-    private void refuse(ChannelHandlerContext ctx, HttpRequest request, String reason) {
+    private void refuse(ChannelHandlerContext ctx, HttpRequest request, OverloadedException refusal) {
         long started = System.nanoTime();
         boolean keepAlive = HttpUtil.isKeepAlive(request) && !HttpUtil.is100ContinueExpected(request);
         String operation = ClientRequestMetrics.operationOf(request.method().name(), pathOf(request.uri()));
@@ -185,7 +186,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         consumedInput = true;
         ReferenceCountUtil.release(request);
 
-        byte[] body = ("overloaded: " + reason + ", retry later\n").getBytes(StandardCharsets.US_ASCII);
+        byte[] body = ("overloaded: " + refusal.getMessage() + ", retry later\n").getBytes(StandardCharsets.US_ASCII);
         FullHttpResponse response = new DefaultFullHttpResponse(request.protocolVersion(),
                 HttpResponseStatus.SERVICE_UNAVAILABLE, Unpooled.wrappedBuffer(body));
         response.headers()
@@ -193,11 +194,11 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                 .set(HttpHeaderNames.RETRY_AFTER, "1");
         HttpUtil.setKeepAlive(response, keepAlive);
-        Refusal refusal = new Refusal(response, operation, started);
+        Refusal answer = new Refusal(response, operation, started);
         if (pending.isEmpty()) {
-            send(ctx, refusal);
+            send(ctx, answer);
         } else {
-            pending.add(refusal);
+            pending.add(answer);
         }
     }
 

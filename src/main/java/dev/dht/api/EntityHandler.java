@@ -3,6 +3,7 @@ package dev.dht.api;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.ReplicationFactor;
+import dev.dht.replication.WriteRequest;
 import dev.dht.storage.Record;
 import dev.dht.web.RequestBodyReader;
 import java.time.Duration;
@@ -51,9 +52,7 @@ public final class EntityHandler {
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         Optional<Duration> ttl = RequestParameters.ttl(request);
         return bodyReader.read(request)
-                .flatMap(value -> ttl.isPresent()
-                        ? coordinator.put(id, value, rf, ttl.get())
-                        : coordinator.put(id, value, rf))
+                .flatMap(value -> coordinator.write(new WriteRequest(id, value, rf, ttl.orElse(null))))
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 
@@ -66,7 +65,7 @@ public final class EntityHandler {
         RequestParameters.noTtl(request);
         ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
         return bodyReader.discard(request)
-                .then(Mono.defer(() -> coordinator.delete(id, rf)))
+                .then(Mono.defer(() -> coordinator.write(WriteRequest.delete(id, rf))))
                 .then(ServerResponse.status(HttpStatus.ACCEPTED).build());
     }
 

@@ -1,12 +1,14 @@
 package dev.dht.node;
 
-import java.util.concurrent.RejectedExecutionException;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 
 /**
  * Whether this node may answer reads as a replica. A node started with {@code dht.rebuild=true} has an empty
  * (or stale) store until it has streamed its records from its peers ({@code dev.dht.repair.NodeRebuild}); until
  * then its replica reads fail fast, so coordinators ask other replicas: {@code GET /internal/record} answers 503
- * and the coordinator's in-process read of this node fails, both with {@link RebuildInProgressException}.
+ * and the coordinator's in-process read of this node fails, both with {@link OverloadedException}
+ * ({@link OverloadReason#REBUILDING}).
  * Writes are accepted meanwhile. Thread-safe; never blocks.
  */
 public final class RebuildGate {
@@ -25,12 +27,21 @@ public final class RebuildGate {
     /**
      * Returns normally if replica reads may be answered.
      *
-     * @throws RebuildInProgressException while a rebuild runs (503 on the internal API)
+     * @throws OverloadedException ({@link OverloadReason#REBUILDING}) while a rebuild runs (503 on the internal API)
      */
     public void checkReadable() {
         if (rebuilding) {
-            throw new RebuildInProgressException();
+            throw refusal();
         }
+    }
+
+    /**
+     * The refusal of a replica read while this node rebuilds: 503 with Retry-After on the internal API, and a
+     * failed replica read that a coordinator replaces by asking another replica.
+     */
+    public static OverloadedException refusal() {
+        return new OverloadedException(OverloadReason.REBUILDING,
+                "this node is rebuilding its store and does not answer reads as a replica yet");
     }
 
     /** True while a rebuild runs. */
@@ -41,16 +52,5 @@ public final class RebuildGate {
     /** Opens the gate: the rebuild is complete and replica reads are answered from now on. */
     public void finish() {
         rebuilding = false;
-    }
-
-    /**
-     * A replica read refused because this node is rebuilding. It is a {@link RejectedExecutionException}, as
-     * overload is: 503 with Retry-After on the internal API, and a failed replica read that a coordinator
-     * replaces by asking another replica.
-     */
-    public static final class RebuildInProgressException extends RejectedExecutionException {
-        public RebuildInProgressException() {
-            super("this node is rebuilding its store and does not answer reads as a replica yet");
-        }
     }
 }

@@ -44,6 +44,14 @@ public final class InternalProtocol {
     public static final String REPAIR_TREE_PATH = "/internal/repair/tree";
     /** Path of a repair's records of chosen segments. */
     public static final String REPAIR_RECORDS_PATH = "/internal/repair/records";
+    /** Every path of the protocol starts with this. */
+    public static final String PATH_PREFIX = "/internal/";
+    /**
+     * Header of a 503 answer that names why the request was refused, as an
+     * {@link dev.dht.failure.OverloadReason#token()} (e.g. {@code disk-full}); the caller's refusal then carries the
+     * same reason. Absent from older nodes' answers: read as {@code PEER_OVERLOADED}.
+     */
+    public static final String OVERLOAD_REASON_HEADER = "X-Dht-Overload-Reason";
     /** Header that carries the cluster secret. */
     public static final String SECRET_HEADER = "X-Dht-Cluster-Secret";
 

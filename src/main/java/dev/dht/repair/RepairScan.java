@@ -12,7 +12,7 @@ import reactor.core.publisher.Mono;
  * ({@link RepairScope}) and the stream of those records in chosen segments. Both read a LevelDB snapshot
  * with backpressure ({@link LocalStore#range}), so memory stays O(segments) whatever the store's size; the
  * reads run on the storage scheduler and never block the caller. A full storage queue fails the scan with
- * {@link java.util.concurrent.RejectedExecutionException} (503 on the internal endpoints).
+ * {@link dev.dht.failure.OverloadedException} (503 on the internal endpoints).
  *
  * <p>Paced: every scan reads at most {@code dht.repair.scan-rate} records per second, every record of the store
  * counted (it is read, whether or not the pair shares it), so building a tree over a large store takes its turns

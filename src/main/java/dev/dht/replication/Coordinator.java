@@ -9,7 +9,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
@@ -30,7 +29,6 @@ import reactor.core.publisher.Mono;
  * open). Non-blocking: safe on an event loop.
  */
 public final class Coordinator {
-    private static final Comparator<Replica> READ_ORDER = Comparator.comparingInt(Replica::readRank);
     /** Speculative retries allowed per read ({@link RetryBudget}). */
     static final double SPECULATIVE_RETRY_RATIO = 0.1;
     private final ShardRouter router;
@@ -45,6 +43,7 @@ public final class Coordinator {
     private final Counter speculativeReads;
     private final RetryBudget retryBudget = new RetryBudget(SPECULATIVE_RETRY_RATIO);
     private final BooleanSupplier speculativeRetryAllowed = retryBudget::tryWithdraw;
+    private final Runnable countSpeculativeRead;
 
     /**
      * @param replicas              one {@link Replica} per node of the topology (self as a {@link LocalReplica})
@@ -70,6 +69,7 @@ public final class Coordinator {
         this.speculativeReads = Counter.builder("dht.read.speculative.retries")
                 .description("replica reads sent beyond the first ack, after a failure or the speculative retry delay")
                 .register(registry);
+        this.countSpeculativeRead = speculativeReads::increment;
     }
 
     /**
@@ -84,7 +84,7 @@ public final class Coordinator {
      * answered their last call before those that failed it or leave their calls unanswered past the speculative
      * retry delay ({@link Replica#readRank}); another is asked when
      * one fails, and all the rest once {@code dht.speculative-retry-delay} passes
-     * ({@link QuorumCollector#firstAcksSpeculating}), the latter for at most about 10 % of the reads
+     * ({@link ReplicaPlan#forRead}), the latter for at most about 10 % of the reads
      * ({@link RetryBudget}), so that an overloaded cluster does not add reads. Counter
      * {@code dht.read.speculative.retries} counts the replicas asked beyond the first {@code ack}.
      *
@@ -92,24 +92,13 @@ public final class Coordinator {
      * record ({@link #repairStale}); a repair that fails gives 504 (503 if only overload failed it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        List<Replica> targets = replicasFor(id, rf);
-        targets.sort(READ_ORDER);
-        // with no delay, or when every replica is needed anyway, all are asked at once (no speculation timer)
-        boolean speculating = !speculativeRetryDelay.isZero() && rf.ack() < rf.from();
-        List<Mono<ReplicaRead>> calls = new ArrayList<>(targets.size());
-        for (int i = 0; i < targets.size(); i++) {
-            Replica replica = targets.get(i);
-            Mono<ReplicaRead> call = replica.read(id).map(record -> new ReplicaRead(replica, record));
-            calls.add(speculating && i >= rf.ack() ? call.doOnSubscribe(ignored -> speculativeReads.increment()) : call);
-        }
-        Mono<List<ReplicaRead>> quorum;
-        if (speculating) {
+        ReplicaPlan plan = ReplicaPlan.forRead(replicasFor(id, rf), rf.ack(), timeout, speculativeRetryDelay,
+                speculativeRetryAllowed, countSpeculativeRead);
+        if (plan.speculativeRetryDelay() != null) {
             retryBudget.deposit();
-            quorum = QuorumCollector.firstAcksSpeculating("GET", calls, rf.ack(), timeout, speculativeRetryDelay,
-                    speculativeRetryAllowed);
-        } else {
-            quorum = QuorumCollector.firstAcks("GET", calls, rf.ack(), timeout);
         }
+        Mono<List<ReplicaRead>> quorum = QuorumCollector.firstAcks(plan,
+                replica -> replica.read(id).map(record -> new ReplicaRead(replica, record)));
         return counted("GET", quorum.flatMap(answers -> {
             Optional<Record> newest = answers.stream()
                     .flatMap(answer -> answer.record().stream())
@@ -138,7 +127,7 @@ public final class Coordinator {
      * {@code dht.read.repairs} (tag outcome: ok, error).
      */
     private Mono<Void> repairStale(String id, Record newest, List<ReplicaRead> answers) {
-        List<Mono<Boolean>> repairs = null;
+        List<Replica> toRepair = null;
         List<Replica> owners = null; // placed only once an answer is stale: agreeing answers cost no hashing
         for (ReplicaRead answer : answers) {
             boolean stale = answer.record().isEmpty() || newest.supersedes(answer.record().get());
@@ -149,18 +138,18 @@ public final class Coordinator {
                 owners = firstReplicas(id, newest.from());
             }
             if (owners == null || owners.contains(answer.replica())) {
-                if (repairs == null) {
-                    repairs = new ArrayList<>(answers.size());
+                if (toRepair == null) {
+                    toRepair = new ArrayList<>(answers.size());
                 }
-                repairs.add(answer.replica().write(id, newest)
-                        .doOnSuccess(applied -> repairsSent.increment())
-                        .doOnError(error -> repairsFailed.increment()));
+                toRepair.add(answer.replica());
             }
         }
-        if (repairs == null) {
+        if (toRepair == null) {
             return Mono.empty();
         }
-        return QuorumCollector.awaitAcks("GET read repair", repairs, repairs.size(), timeout);
+        return QuorumCollector.awaitAcks(ReplicaPlan.forReadRepair(toRepair, timeout), replica -> replica.write(id, newest)
+                .doOnSuccess(applied -> repairsSent.increment())
+                .doOnError(error -> repairsFailed.increment()));
     }
 
     /** One replica's answer to a read. */
@@ -168,40 +157,27 @@ public final class Coordinator {
     }
 
     /**
-     * Stores {@code value} under {@code id}, stamped with this node's clock and with {@code rf.from()}, the
-     * replica count that repair paths keep the key to.
+     * Carries out a client write: the value (or tombstone) stamped with this node's clock and with
+     * {@code rf.from()}, the replica count that repair paths keep the key to; with a TTL, the record carries the
+     * absolute expiry {@code ttl} after this node's wall clock ({@link HybridLogicalClock#wallMillis()}), replicated
+     * with it, and reads as absent on every node from then on. Sent to the {@code from} replicas; completes once
+     * {@code ack} applied it. The timeout does not cut short this node's own write: a local write that is merely
+     * slow completes the quorum when it lands ({@link ReplicaPlan#forWrite}).
      */
-    public Mono<Void> put(String id, byte[] value, ReplicationFactor rf) {
-        return write("PUT", id, Record.value(clock.now(), value, rf.from(), 0), rf);
-    }
-
-    /**
-     * {@link #put(String, byte[], ReplicationFactor)} with a TTL: the record carries the absolute expiry
-     * {@code ttl} after this node's wall clock ({@link HybridLogicalClock#wallMillis()}), replicated with it, and
-     * reads as absent on every node from then on.
-     */
-    public Mono<Void> put(String id, byte[] value, ReplicationFactor rf, Duration ttl) {
-        return write("PUT", id, Record.value(clock.now(), value, rf.from(), clock.wallMillis() + ttl.toMillis()), rf);
-    }
-
-    /** Writes a tombstone for {@code id}, stamped with this node's clock and with {@code rf.from()}. */
-    public Mono<Void> delete(String id, ReplicationFactor rf) {
-        return write("DELETE", id, Record.tombstone(clock.now(), rf.from()), rf);
-    }
-
-    /**
-     * Sends {@code record} to the {@code from} replicas and waits for {@code ack}. The timeout does not cut short
-     * this node's own write: a local write that is merely slow completes the quorum when it lands
-     * ({@link QuorumCollector#awaitAcks(String, List, int, int, Duration)}).
-     */
-    private Mono<Void> write(String operation, String id, Record record, ReplicationFactor rf) {
-        List<Mono<Boolean>> calls = new ArrayList<>(rf.from());
-        int local = -1;
-        for (Replica replica : replicasFor(id, rf)) {
-            local = replica instanceof LocalReplica ? calls.size() : local;
-            calls.add(replica.write(id, record));
+    public Mono<Void> write(WriteRequest request) {
+        ReplicationFactor rf = request.rf();
+        long timestamp = clock.now();
+        Record record;
+        if (request.isDelete()) {
+            record = Record.tombstone(timestamp, rf.from());
+        } else {
+            long expiresAt = request.ttl() == null ? 0 : clock.wallMillis() + request.ttl().toMillis();
+            record = Record.value(timestamp, request.value(), rf.from(), expiresAt);
         }
-        return counted(operation, QuorumCollector.awaitAcks(operation, calls, local, rf.ack(), timeout));
+        String operation = request.operation();
+        ReplicaPlan plan = ReplicaPlan.forWrite(operation, replicasFor(request.id(), rf), rf.ack(), timeout);
+        String id = request.id();
+        return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)));
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */

@@ -11,7 +11,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * This node as a replica: calls its {@link LocalStore} in-process (no HTTP to itself). While the node rebuilds
- * its store ({@link RebuildGate}) reads fail at once with {@link RebuildGate.RebuildInProgressException}, so
+ * its store ({@link RebuildGate}) reads fail at once with {@link RebuildGate#refusal()}, so
  * the coordinator asks another replica.
  */
 public final class LocalReplica implements Replica {
@@ -32,7 +32,7 @@ public final class LocalReplica implements Replica {
     @Override
     public Mono<Optional<Record>> read(String id) {
         if (rebuild.isRebuilding()) {
-            return Mono.error(new RebuildGate.RebuildInProgressException());
+            return Mono.error(RebuildGate.refusal());
         }
         return store.read(id.getBytes(StandardCharsets.UTF_8));
     }
@@ -50,5 +50,10 @@ public final class LocalReplica implements Replica {
     @Override
     public int readRank() {
         return IN_PROCESS;
+    }
+
+    @Override
+    public boolean isLocal() {
+        return true;
     }
 }

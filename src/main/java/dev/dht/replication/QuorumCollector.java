@@ -1,10 +1,11 @@
 package dev.dht.replication;
 
-import java.time.Duration;
+import dev.dht.failure.OverloadedException;
+import dev.dht.replication.QuorumNotReachedException.Outcome;
+import dev.dht.replication.QuorumNotReachedException.ReplicaOutcome;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
-import java.util.function.BooleanSupplier;
+import java.util.function.Function;
 import org.reactivestreams.Subscription;
 import reactor.core.CoreSubscriber;
 import reactor.core.Disposable;
@@ -14,23 +15,27 @@ import reactor.core.publisher.MonoSink;
 import reactor.util.context.Context;
 
 /**
- * Waits for the first {@code ack} successful answers among {@code from} replica calls: pure Reactor, no I/O.
+ * Carries out a {@link ReplicaPlan}: asks its contacts and waits for the first {@code ack} successes. Pure
+ * Reactor, no I/O of its own.
  *
  * <p>Semantics (after Cassandra's {@code blockFor}): the result completes with the first {@code ack}
  * successes in arrival order; it fails with {@link QuorumNotReachedException} as soon as
- * {@code failures > from - ack} (quorum became impossible) or when {@code timeout} passes. The timeout is for
- * replicas behind the network: a write to this node's own store ({@link #awaitAcks(String, List, int, int,
- * Duration)}'s {@code local}) is not a missing replica when merely slow, so when it alone keeps the quorum
- * open at the timeout the result waits for it, and a local write that then lands is acknowledged instead of being
- * answered 504 although it was stored. Its wait is bounded by the storage queue: a saturated store refuses
- * writes up front ({@link RejectedExecutionException}, 503) instead of queueing them without bound.
+ * {@code failures > from - ack} (quorum became impossible) or when the plan's timeout passes. The timeout is for
+ * replicas behind the network: a write to this node's own store ({@link ReplicaPlan#local()}) is not a missing
+ * replica when merely slow, so when it alone keeps the quorum open at the timeout the result waits for it, and a
+ * local write that then lands is acknowledged instead of being answered 504 although it was stored. Its wait is
+ * bounded by the storage queue: a saturated store refuses writes up front ({@link OverloadedException}, 503)
+ * instead of queueing them without bound.
  *
- * <p>Reads may contact fewer replicas ({@link #firstAcksSpeculating}): only {@code ack} at first, more after a
- * failure or a delay.
+ * <p>Only the plan's first {@link ReplicaPlan#initial()} contacts are asked at once; the next one after each
+ * failure, and all the rest once the speculative retry delay passes (if the plan has one and allows it then).
+ * Tolerance is unchanged by that: the result fails only once {@code from - ack + 1} calls failed, or at the
+ * timeout.
  *
  * <p>Replica calls are detached: each is subscribed once on its own and runs to completion (or its own
  * timeout) even after the quorum answered, failed or was cancelled. A write that is no longer needed for the
- * answer therefore still reaches a slow replica, and no pooled connection is closed by a cancel.
+ * answer therefore still reaches a slow replica, and no pooled connection is closed by a cancel. Callbacks may
+ * come from any thread (storage threads, event loops, the timer's); never blocks.
  */
 public final class QuorumCollector {
 
@@ -38,100 +43,47 @@ public final class QuorumCollector {
     }
 
     /**
-     * @param operation name used in the failure message (e.g. "PUT")
-     * @param calls     one cold Mono per replica; each must emit one value or fail
-     * @param ack       successes required, 1 &lt;= ack &lt;= calls.size()
-     * @param timeout   how long to wait for {@code ack} successes
-     * @return the first {@code ack} values, in arrival order
-     */
-    public static <T> Mono<List<T>> firstAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return collect(operation, calls, ack, timeout, true, calls.size(), null, null, -1);
-    }
-
-    /**
-     * {@link #firstAcks} contacting only as many replicas as it needs, after Cassandra's read path with
-     * speculative retry: the first {@code ack} calls start at once, in list order (so the caller puts the
-     * cheapest and likeliest first); the next call starts as soon as one fails; and all calls not yet started
-     * start once {@code speculativeRetryDelay} passes without a result. While every replica answers in time a
-     * read at ack=2, from=3 thus costs two replica calls instead of three. Tolerance is unchanged: the result
-     * fails only once {@code from - ack + 1} calls failed, or at the timeout. So is consistency: any {@code ack}
-     * replicas overlap the {@code ack'} that acknowledged a write when {@code ack + ack' > from}.
+     * The first {@code ack} answers of {@code call} applied to the plan's contacts, in arrival order.
      *
-     * @param speculativeRetryDelay how long the first {@code ack} calls may take before the rest start; positive
-     *                              (with no delay, or with {@code ack == from}, there is nothing to speculate on:
-     *                              use {@link #firstAcks})
-     * @param retryAllowed          asked once the delay passed; false skips the speculative retry (a
-     *                              {@link RetryBudget}), not the retries after failures
-     * @throws IllegalArgumentException if the delay is not positive or {@code ack} is not below {@code from}
+     * @param call one cold Mono per replica, subscribed when the plan asks that replica; it must emit one value or
+     *             fail
      */
-    public static <T> Mono<List<T>> firstAcksSpeculating(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                                         Duration speculativeRetryDelay, BooleanSupplier retryAllowed) {
-        if (speculativeRetryDelay.isNegative() || speculativeRetryDelay.isZero() || ack >= calls.size()) {
-            throw new IllegalArgumentException("nothing to speculate on: delay " + speculativeRetryDelay + ", ack " + ack
-                    + " of " + calls.size() + " (use firstAcks)");
-        }
-        return collect(operation, calls, ack, timeout, true, ack, speculativeRetryDelay, retryAllowed, -1);
+    public static <T> Mono<List<T>> firstAcks(ReplicaPlan plan, Function<Replica, Mono<T>> call) {
+        return collect(plan, call, true);
     }
 
     /**
      * {@link #firstAcks} for writes, whose answers carry nothing the caller needs: completes empty once
      * {@code ack} calls succeeded (so no value is dropped and discarded downstream, as {@code then()} would).
      */
-    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int ack, Duration timeout) {
-        return awaitAcks(operation, calls, -1, ack, timeout);
-    }
-
-    /**
-     * {@link #awaitAcks(String, List, int, Duration)} where {@code calls.get(local)} writes to this node's own
-     * store: at the timeout, if it is still running and its success would complete the quorum, the result waits
-     * for it (and for any other answer still coming) instead of failing; it fails at once if the local write
-     * then fails, or succeeds without making the quorum.
-     *
-     * @param local index of the call to this node's own store, or -1 if none of them is
-     */
-    public static <T> Mono<Void> awaitAcks(String operation, List<Mono<T>> calls, int local, int ack,
-                                           Duration timeout) {
-        if (local < -1 || local >= calls.size()) {
-            throw new IllegalArgumentException("local must be -1 or an index of calls, was " + local);
-        }
-        return collect(operation, calls, ack, timeout, false, calls.size(), null, null, local);
+    public static <T> Mono<Void> awaitAcks(ReplicaPlan plan, Function<Replica, Mono<T>> call) {
+        return collect(plan, call, false);
     }
 
     /**
      * The merge of the replica calls, taking the first {@code ack} successes, written as one {@link Mono#create}
-     * instead of {@code Flux.merge(...).handle(...).next().timeout(...)}: its cancel and discard paths walked
-     * the whole subscriber context on every request, a cost the single-node PUT and GET paths felt (commit
-     * b63d986 holds the measurement).
-     * The timeout is one deadline on {@link QuorumDeadlines}' timing wheel (why a wheel: see there), cancelled when
-     * the result is decided or the caller cancels, and so is the speculative retry; callbacks may come from any
-     * thread (storage threads, event loops, the wheel's). Both are set after the calls started, and not at all when
-     * these already decided the result (a read answered from this node's row cache).
-     * A result decided between the check and the scheduling disposes the tasks at once ({@code onDispose} of a
-     * finished sink), and they do nothing if they run.
-     *
-     * @param initial      calls started at once; the rest start on a failure or at {@code speculateAt}
-     * @param speculateAt  when to start the calls not yet started; null if {@code initial} is all of them
-     * @param retryAllowed whether they may start at {@code speculateAt}; null if {@code speculateAt} is
-     * @param local        index of the call to this node's own store, which the timeout waits for; -1 if none
+     * instead of {@code Flux.merge(...).handle(...).next().timeout(...)}, whose cancel and discard paths walked
+     * the whole subscriber context on every request. The timeout is one deadline on {@link QuorumDeadlines}'
+     * timing wheel, cancelled when the result is decided or the caller cancels, and so is the speculative retry.
+     * Both are set after the calls started, and not at all when these already decided the result (a read answered
+     * from this node's row cache). A result decided between the check and the scheduling disposes the tasks at
+     * once ({@code onDispose} of a finished sink), and they do nothing if they run.
      */
-    private static <T, R> Mono<R> collect(String operation, List<Mono<T>> calls, int ack, Duration timeout,
-                                          boolean emitValues, int initial, Duration speculateAt,
-                                          BooleanSupplier retryAllowed, int local) {
-        int from = calls.size();
-        if (ack < 1 || ack > from) {
-            throw new IllegalArgumentException("ack must be in [1, " + from + "], was " + ack);
+    private static <T, R> Mono<R> collect(ReplicaPlan plan, Function<Replica, Mono<T>> call, boolean emitValues) {
+        List<Mono<T>> calls = new ArrayList<>(plan.contacts().size());
+        for (Replica replica : plan.contacts()) {
+            calls.add(call.apply(replica));
         }
-        List<Mono<T>> replicaCalls = List.copyOf(calls);
         return Mono.create(sink -> {
-            Tally<T, R> tally = new Tally<>(operation, ack, replicaCalls, initial, sink, emitValues, local);
-            tally.start(initial);
+            Tally<T, R> tally = new Tally<>(plan, calls, sink, emitValues);
+            tally.start();
             if (tally.isDecided()) {
                 return; // answered while starting (e.g. a row cache hit on this node): no timer needed
             }
-            Disposable timer = QuorumDeadlines.schedule(tally::timeOut, timeout.toNanos());
-            if (speculateAt != null) {
+            Disposable timer = QuorumDeadlines.schedule(tally::timeOut, plan.timeout().toNanos());
+            if (plan.speculativeRetryDelay() != null) {
                 timer = Disposables.composite(timer,
-                        QuorumDeadlines.schedule(() -> tally.speculate(retryAllowed), speculateAt.toNanos()));
+                        QuorumDeadlines.schedule(tally::speculate, plan.speculativeRetryDelay().toNanos()));
             }
             sink.onDispose(timer);
         });
@@ -191,17 +143,18 @@ public final class QuorumCollector {
      * {@link #speculate}. The sink is signalled, and calls are subscribed, outside the lock.
      */
     private static final class Tally<T, R> {
-        private final String operation;
+        private final ReplicaPlan plan;
         private final int ack;
         private final int from;
         private final List<Mono<T>> calls;
         private final MonoSink<R> sink;
         private final boolean emitValues;
         private final List<T> successes;
+        /** Each call's outcome once it has one; null while it runs or is not started. */
+        private final Outcome[] outcomes;
+        private final Throwable[] failuresByCall;
         private int started;
         private int failures;
-        private int overloaded;
-        private Throwable firstRefusal;
         private boolean decided;
         /** Index of the call to this node's own store, -1 if none. */
         private final int local;
@@ -210,17 +163,18 @@ public final class QuorumCollector {
         /** Whether the timeout passed while the local call kept the quorum open: waiting for that call alone. */
         private boolean timedOut;
 
-        Tally(String operation, int ack, List<Mono<T>> calls, int initial, MonoSink<R> sink, boolean emitValues,
-              int local) {
-            this.operation = operation;
-            this.ack = ack;
+        Tally(ReplicaPlan plan, List<Mono<T>> calls, MonoSink<R> sink, boolean emitValues) {
+            this.plan = plan;
+            this.ack = plan.ack();
             this.from = calls.size();
             this.calls = calls;
-            this.started = initial;
+            this.started = plan.initial();
             this.sink = sink;
             this.emitValues = emitValues;
             this.successes = new ArrayList<>(ack);
-            this.local = local;
+            this.outcomes = new Outcome[from];
+            this.failuresByCall = new Throwable[from];
+            this.local = plan.local();
             this.localPending = local >= 0;
         }
 
@@ -229,28 +183,34 @@ public final class QuorumCollector {
             return decided;
         }
 
-        /** Subscribes the first {@code initial} calls (counted as started by the constructor). */
-        void start(int initial) {
-            for (int i = 0; i < initial; i++) {
+        /** Subscribes the plan's initial calls (counted as started by the constructor). */
+        void start() {
+            for (int i = 0; i < plan.initial(); i++) {
                 calls.get(i).subscribe(new DetachedCall<>(this, i));
             }
         }
 
+        /** Subscribes call {@code index}, one beyond the plan's initial calls. */
+        private void startExtra(int index) {
+            plan.onExtraContact().run();
+            calls.get(index).subscribe(new DetachedCall<>(this, index));
+        }
+
         /**
-         * The speculative retry: starts every call not started yet, unless the result is decided or
-         * {@code allowed} says no.
+         * The speculative retry: starts every call not started yet, unless the result is decided or the plan's
+         * retry budget says no.
          */
-        void speculate(BooleanSupplier allowed) {
+        void speculate() {
             int first;
             synchronized (this) {
-                if (decided || started == from || !allowed.getAsBoolean()) {
+                if (decided || started == from || !plan.speculativeRetryAllowed().getAsBoolean()) {
                     return;
                 }
                 first = started;
                 started = from;
             }
             for (int i = first; i < from; i++) {
-                calls.get(i).subscribe(new DetachedCall<>(this, i));
+                startExtra(i);
             }
         }
 
@@ -263,6 +223,7 @@ public final class QuorumCollector {
                     return;
                 }
                 successes.add(value);
+                outcomes[index] = Outcome.ANSWERED;
                 if (index == local) {
                     localPending = false;
                 }
@@ -298,10 +259,8 @@ public final class QuorumCollector {
                     return;
                 }
                 failures++;
-                if (isOverload(error)) {
-                    overloaded++;
-                    firstRefusal = firstRefusal == null ? error : firstRefusal;
-                }
+                outcomes[index] = error instanceof OverloadedException ? Outcome.REFUSED : Outcome.FAILED;
+                failuresByCall[index] = error;
                 if (index == local) {
                     localPending = false;
                 }
@@ -316,7 +275,7 @@ public final class QuorumCollector {
                 }
             }
             if (next != null) {
-                next.subscribe(new DetachedCall<>(this, nextIndex));
+                startExtra(nextIndex);
             }
             if (failure != null) {
                 sink.error(failure);
@@ -343,19 +302,17 @@ public final class QuorumCollector {
             sink.error(failure);
         }
 
+        /** The failure as it stands; under the lock. */
         private QuorumNotReachedException exception(boolean timedOut) {
-            return new QuorumNotReachedException(operation, ack, successes.size(), failures, overloaded, from, timedOut,
-                    firstRefusal);
-        }
-
-        /** A replica whose storage queue was full (its LocalStore call was rejected). */
-        private static boolean isOverload(Throwable error) {
-            for (Throwable t = error; t != null; t = t.getCause()) {
-                if (t instanceof RejectedExecutionException) {
-                    return true;
+            List<ReplicaOutcome> parts = new ArrayList<>(from);
+            for (int i = 0; i < from; i++) {
+                Outcome outcome = outcomes[i];
+                if (outcome == null) {
+                    outcome = timedOut && i < started ? Outcome.TIMED_OUT : Outcome.NOT_NEEDED;
                 }
+                parts.add(new ReplicaOutcome(outcome, failuresByCall[i]));
             }
-            return false;
+            return new QuorumNotReachedException(plan.operation(), ack, parts);
         }
     }
 }

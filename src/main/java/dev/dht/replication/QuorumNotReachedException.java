@@ -1,41 +1,85 @@
 package dev.dht.replication;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
+import java.util.List;
+
 /**
  * Fewer than {@code ack} replicas succeeded, either because too many failed for {@code ack} to be reachable
- * or because the replica timeout passed. Answered as 504 Gateway Timeout, except when every failure was a
- * replica refusing because its storage queue was full ({@link #causedByOverload()}): then 503 with Retry-After.
+ * or because the replica timeout passed (after Cassandra's {@code WriteTimeoutException(cl, received, blockFor)}
+ * and {@code UnavailableException}). It holds what each replica asked did ({@link #outcomes()}). Answered as 504
+ * Gateway Timeout, except when every replica that failed refused for want of capacity and none timed out
+ * ({@link #refusedOnly()}): then 503 with Retry-After, since nothing was applied where it was refused and a retry
+ * later may succeed.
  */
 public final class QuorumNotReachedException extends RuntimeException {
-    private final int required;
-    private final int succeeded;
-    private final int failed;
-    private final int overloaded;
-    private final int asked;
-    private final boolean timedOut;
 
-    /** @param overloaded how many of the {@code failed} replicas refused because their storage queue was full */
-    public QuorumNotReachedException(String operation, int required, int succeeded, int failed, int overloaded,
-                                     int asked, boolean timedOut) {
-        this(operation, required, succeeded, failed, overloaded, asked, timedOut, null);
+    /** What one replica did by the time the quorum was decided. */
+    public enum Outcome {
+        /** It succeeded. */
+        ANSWERED,
+        /** It refused for want of capacity ({@link OverloadedException}). */
+        REFUSED,
+        /** It failed otherwise (an error status, a broken connection, a local error). */
+        FAILED,
+        /** It was still running when the timeout passed. */
+        TIMED_OUT,
+        /** It was still running, or not asked yet, when too many failures made the quorum impossible. */
+        NOT_NEEDED
     }
 
     /**
-     * Like the other constructor, with the first refusal as the cause (a local store's
-     * {@link dev.dht.storage.StorageFullException} then gives the answer its message), or null.
+     * One replica's part: its {@link Outcome} and, for {@link Outcome#REFUSED} and {@link Outcome#FAILED}, the
+     * failure (else null).
      */
-    public QuorumNotReachedException(String operation, int required, int succeeded, int failed, int overloaded,
-                                     int asked, boolean timedOut, Throwable firstRefusal) {
-        super(operation + ": " + required + " acks required, but only " + succeeded + " of " + asked
-                + " replicas succeeded (" + failed + " failed"
-                + (overloaded > 0 ? ", " + overloaded + " of them overloaded" : "")
-                + (timedOut ? ", the rest timed out)" : ")"),
-                firstRefusal, false, false);
+    public record ReplicaOutcome(Outcome outcome, Throwable failure) {
+    }
+
+    private final int required;
+    private final List<ReplicaOutcome> outcomes;
+
+    /**
+     * @param operation name used in the message (e.g. "PUT")
+     * @param required  successes that were needed (ack)
+     * @param outcomes  one per replica of the plan, in the plan's order
+     */
+    public QuorumNotReachedException(String operation, int required, List<ReplicaOutcome> outcomes) {
+        super(message(operation, required, outcomes), firstRefusal(outcomes), false, false);
         this.required = required;
-        this.succeeded = succeeded;
-        this.failed = failed;
-        this.overloaded = overloaded;
-        this.asked = asked;
-        this.timedOut = timedOut;
+        this.outcomes = List.copyOf(outcomes);
+    }
+
+    private static String message(String operation, int required, List<ReplicaOutcome> outcomes) {
+        int succeeded = count(outcomes, Outcome.ANSWERED);
+        int refused = count(outcomes, Outcome.REFUSED);
+        int failed = refused + count(outcomes, Outcome.FAILED);
+        boolean timedOut = count(outcomes, Outcome.TIMED_OUT) > 0;
+        return operation + ": " + required + " acks required, but only " + succeeded + " of " + outcomes.size()
+                + " replicas succeeded (" + failed + " failed"
+                + (refused > 0 ? ", " + refused + " of them overloaded" : "")
+                + (timedOut ? ", the rest timed out)" : ")");
+    }
+
+    private static OverloadedException firstRefusal(List<ReplicaOutcome> outcomes) {
+        for (ReplicaOutcome outcome : outcomes) {
+            if (outcome.outcome() == Outcome.REFUSED) {
+                return (OverloadedException) outcome.failure();
+            }
+        }
+        return null;
+    }
+
+    private static int count(List<ReplicaOutcome> outcomes, Outcome wanted) {
+        int count = 0;
+        for (ReplicaOutcome outcome : outcomes) {
+            count += outcome.outcome() == wanted ? 1 : 0;
+        }
+        return count;
+    }
+
+    /** What each replica did, in the plan's order. */
+    public List<ReplicaOutcome> outcomes() {
+        return outcomes;
     }
 
     /** Successes that were needed (ack). */
@@ -45,26 +89,34 @@ public final class QuorumNotReachedException extends RuntimeException {
 
     /** Successes that arrived in time. */
     public int succeeded() {
-        return succeeded;
+        return count(outcomes, Outcome.ANSWERED);
     }
 
-    /** Replicas that answered with an error. */
+    /** Replicas that answered with an error or refused. */
     public int failed() {
-        return failed;
+        return count(outcomes, Outcome.REFUSED) + count(outcomes, Outcome.FAILED);
     }
 
-    /** Failed replicas that refused because their storage queue was full. */
+    /** Failed replicas that refused for want of capacity. */
     public int overloaded() {
-        return overloaded;
+        return count(outcomes, Outcome.REFUSED);
     }
 
-    /** True if quorum became impossible only because replicas were overloaded (no other failure, no timeout). */
-    public boolean causedByOverload() {
-        return failed > 0 && overloaded == failed && !timedOut;
+    /** True if quorum became impossible only because replicas refused (no other failure, no timeout): a 503. */
+    public boolean refusedOnly() {
+        return overloaded() > 0 && count(outcomes, Outcome.FAILED) == 0 && count(outcomes, Outcome.TIMED_OUT) == 0;
     }
 
-    /** Replicas asked (from). */
+    /**
+     * The refusal that answers a {@link #refusedOnly()} failure: the first replica's that refused, or null if none
+     * did. Its reason tells a full disk ({@link OverloadReason#DISK_FULL}) from an overload.
+     */
+    public OverloadedException firstRefusal() {
+        return (OverloadedException) getCause();
+    }
+
+    /** Replicas in the plan (from). */
     public int asked() {
-        return asked;
+        return outcomes.size();
     }
 }

@@ -2,6 +2,8 @@ package dev.dht.replication;
 
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.peer.IdleStreamTimeout;
 import dev.dht.peer.InternalProtocol;
@@ -17,7 +19,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
@@ -192,7 +193,7 @@ public final class RemoteReplica implements Replica {
                 .exchangeToMono(this::writeOutcome)));
     }
 
-    /** True for a 2xx answer; {@link PeerOverloadedException} for 503; the status as an error otherwise. */
+    /** True for a 2xx answer; {@link OverloadedException} for 503; the status as an error otherwise. */
     private Mono<Boolean> writeOutcome(ClientResponse response) {
         if (response.statusCode().is2xxSuccessful()) {
             return response.releaseBody().thenReturn(Boolean.TRUE);
@@ -234,15 +235,17 @@ public final class RemoteReplica implements Replica {
     }
 
     /**
-     * A point call's outcome: a full pool becomes overload (a {@link RejectedExecutionException}, as a peer's 503
-     * does), {@link PeerHealth} learns whether the peer answered, and {@link OutstandingCalls} counts the call
-     * while it waits and notes any answer (an error status too).
+     * A point call's outcome: a full pool becomes a refusal ({@link OverloadedException} with
+     * {@link OverloadReason#CONNECTION_POOL_FULL}, as a peer's 503 is one with the peer's reason),
+     * {@link PeerHealth} learns whether the peer answered, and {@link OutstandingCalls} counts the call while it
+     * waits and notes any answer (an error status too).
      */
     private <T> Mono<T> tracked(Mono<T> call) {
         return Mono.defer(() -> {
             long sentNanos = System.nanoTime();
             return call
-                    .onErrorMap(RemoteReplica::noConnectionFree, error -> new RejectedExecutionException(
+                    .onErrorMap(RemoteReplica::noConnectionFree, error -> new OverloadedException(
+                            OverloadReason.CONNECTION_POOL_FULL,
                             "no free connection to " + node + " and too many calls waiting", error))
                     .doOnSuccess(ignored -> {
                         outstanding.answered(System.nanoTime() - sentNanos);
@@ -258,9 +261,17 @@ public final class RemoteReplica implements Replica {
         return response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value();
     }
 
-    /** The peer answered 503 (its storage queue was full): fails with {@link PeerOverloadedException}. */
+    /**
+     * The peer answered 503: fails with {@link OverloadedException} of the reason the peer named
+     * ({@link InternalProtocol#OVERLOAD_REASON_HEADER}; {@link OverloadReason#PEER_OVERLOADED} if none).
+     */
     private <T> Mono<T> overloaded(ClientResponse response) {
-        return response.releaseBody().then(Mono.error(() -> new PeerOverloadedException(node)));
+        OverloadReason reason = OverloadReason.fromToken(
+                response.headers().asHttpHeaders().getFirst(InternalProtocol.OVERLOAD_REASON_HEADER));
+        String message = reason == OverloadReason.DISK_FULL
+                ? "storage full on " + node + ": writes resume when space is freed there"
+                : node + " refused: " + reason.token() + " (503)";
+        return response.releaseBody().then(Mono.error(() -> new OverloadedException(reason, message)));
     }
 
     /**
@@ -281,25 +292,19 @@ public final class RemoteReplica implements Replica {
      * error status still is an answer ({@link OutstandingCalls#answered}).
      */
     private void recordFailure(Throwable error) {
-        if (error instanceof PeerOverloadedException || error instanceof WebClientResponseException) {
+        boolean poolFull = error instanceof OverloadedException refusal
+                && refusal.reason() == OverloadReason.CONNECTION_POOL_FULL;
+        if (poolFull) {
+            return;
+        }
+        boolean answered = error instanceof OverloadedException || error instanceof WebClientResponseException;
+        if (answered) {
             outstanding.answered();
         }
-        if (error instanceof PeerOverloadedException) {
+        if (error instanceof OverloadedException) {
             health.succeeded(node);
-        } else if (!(error instanceof RejectedExecutionException)) {
+        } else {
             health.failed(node, error);
-        }
-    }
-
-    /**
-     * A replica call refused for overload, not failed: the peer answered 503. Like a full pool (every
-     * connection to the peer busy and the line of calls waiting for one full), it is a
-     * {@link RejectedExecutionException}, which the quorum counts as overload: when only overload kept the
-     * quorum from being reached, the client gets 503 with Retry-After instead of 504.
-     */
-    static final class PeerOverloadedException extends RejectedExecutionException {
-        PeerOverloadedException(Node peer) {
-            super(peer + " is overloaded (503)");
         }
     }
 

@@ -1,7 +1,7 @@
 package dev.dht.replication;
 
-import dev.dht.storage.Record;
 import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
 import java.util.Optional;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -37,6 +37,11 @@ public interface Replica {
      * Non-blocking.
      */
     int readRank();
+
+    /** Whether this is this node's own store, reached in-process ({@link LocalReplica}); false for a peer. */
+    default boolean isLocal() {
+        return false;
+    }
 
     /** {@link #readRank} of this node's own store: no network hop. */
     int IN_PROCESS = 0;

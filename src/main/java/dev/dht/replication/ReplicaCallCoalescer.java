@@ -1,10 +1,11 @@
 package dev.dht.replication;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.peer.InternalProtocol;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Function;
 import java.util.function.ToIntFunction;
 import reactor.core.publisher.Mono;
@@ -23,7 +24,8 @@ import reactor.core.publisher.MonoSink;
  * frames; a call whose frame is larger than a sixteenth of that always goes alone. At most as many calls may wait
  * as the next round of batches carries, and never fewer than {@link #MIN_WAITING_BATCHES} batches' worth
  * ({@code max(maxInFlight, MIN_WAITING_BATCHES) * MAX_BATCH_RECORDS}); a call beyond that fails at once with
- * {@link RejectedExecutionException}, which the quorum counts as overload (503), as it does a full connection
+ * {@link OverloadedException} ({@link OverloadReason#REPLICA_CALLS_WAITING}), which the quorum counts as a
+ * refusal (503), as it does a full connection
  * pool: it would wait for more round trips than that, and a line that long only turns overload into timeouts
  * (504). The floor keeps a burst at one request in flight (the default) from being refused sooner than at four.
  *
@@ -72,7 +74,7 @@ final class ReplicaCallCoalescer<T, R> {
 
     /**
      * Sends {@code call} to the peer, alone or in a batch. Emits its result once the request that carried it
-     * was answered; fails with the request's error, or with {@link RejectedExecutionException} if too many calls
+     * was answered; fails with the request's error, or with {@link OverloadedException} if too many calls
      * wait. Cold: nothing is queued until subscribed.
      */
     Mono<R> call(T call) {
@@ -88,7 +90,8 @@ final class ReplicaCallCoalescer<T, R> {
                 batch = full ? null : nextBatch();
             }
             if (full) {
-                sink.error(new RejectedExecutionException(maxWaiting + " calls to " + peer + " are waiting already"));
+                sink.error(new OverloadedException(OverloadReason.REPLICA_CALLS_WAITING,
+                        maxWaiting + " calls to " + peer + " are waiting already"));
             } else if (batch != null) {
                 send(batch);
             }

@@ -1,5 +1,7 @@
 package dev.dht.storage;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.FileStore;
@@ -10,7 +12,7 @@ import java.util.function.LongSupplier;
 
 /**
  * The usable space a node's data dir must keep ({@code dht.storage.min-free-space}): writes to LevelDB (records,
- * hints) first {@link #require()} it and are refused with {@link StorageFullException} (answered 503) below it.
+ * hints) first {@link #require()} it and are refused with {@link OverloadedException} (disk full, answered 503) below it.
  *
  * <p>Why: leveldbjni's LevelDB writes its log and table files through memory-mapped regions it has extended with
  * {@code ftruncate}; on a full file system the first write into such a page kills the process with SIGBUS
@@ -98,7 +100,7 @@ public final class FreeSpaceReserve {
     /**
      * Returns if at least the reserve is usable. Blocking (at most one {@code statvfs}, see the class comment).
      *
-     * @throws StorageFullException below the reserve
+     * @throws OverloadedException with {@link OverloadReason#DISK_FULL} below the reserve (answered 503)
      */
     public void require() {
         if (recentlyFarFromReserve()) {
@@ -106,7 +108,9 @@ public final class FreeSpaceReserve {
         }
         long usable = check();
         if (usable < reserveBytes) {
-            throw new StorageFullException(usable, reserveBytes);
+            throw new OverloadedException(OverloadReason.DISK_FULL, "storage full: " + usable
+                    + " bytes usable, below the reserve of " + reserveBytes
+                    + " bytes (dht.storage.min-free-space); writes resume when space is freed");
         }
     }
 

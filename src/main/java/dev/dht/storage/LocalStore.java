@@ -1,5 +1,7 @@
 package dev.dht.storage;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.metrics.StorageMetrics;
 import dev.dht.node.HybridLogicalClock;
 import io.micrometer.core.instrument.composite.CompositeMeterRegistry;
@@ -17,8 +19,10 @@ import reactor.util.context.Context;
 
 /**
  * Reactive face of this node's {@link RecordRepository}: every call runs on the {@link StorageScheduler},
- * so it is safe to call from a Netty event loop. A full storage queue fails the call with
- * {@link java.util.concurrent.RejectedExecutionException} (answered 503).
+ * so it is safe to call from a Netty event loop. A call the storage threads cannot take fails with
+ * {@link OverloadedException} (answered 503): {@link OverloadReason#STORAGE_QUEUE_FULL} when the queue is full,
+ * {@link OverloadReason#SHUTTING_DOWN} once the store is closing; a write below the free-space reserve fails with
+ * {@link OverloadReason#DISK_FULL}. The scheduler's own refusal is turned into these here, at the store's boundary.
  *
  * <p>Writes subscribed on an event loop go to the storage threads with the other writes of the loop's turn and
  * complete back on that loop ({@link StorageHandOff}): one hand-off per turn instead of one per write, and one
@@ -59,7 +63,8 @@ public final class LocalStore implements AutoCloseable {
             return Mono.just(Optional.of(hit));
         }
         return Mono.fromCallable(() -> metrics.get().recordCallable(() -> Optional.ofNullable(repository.get(key))))
-                .subscribeOn(storage.scheduler());
+                .subscribeOn(storage.scheduler())
+                .onErrorMap(RejectedExecutionException.class, this::refused);
     }
 
     /**
@@ -74,7 +79,8 @@ public final class LocalStore implements AutoCloseable {
         for (byte[] key : keys) {
             Record hit = repository.cached(key);
             if (hit == null) {
-                return Mono.fromCallable(() -> readAllBlocking(keys, maxBytes)).subscribeOn(storage.scheduler());
+                return Mono.fromCallable(() -> readAllBlocking(keys, maxBytes)).subscribeOn(storage.scheduler())
+                        .onErrorMap(RejectedExecutionException.class, this::refused);
             }
             bytes += hit.encodedSize();
             if (bytes > maxBytes) {
@@ -113,13 +119,13 @@ public final class LocalStore implements AutoCloseable {
      * the write goes with the other writes of the loop's turn and completes on that loop ({@link StorageHandOff}).
      */
     public Mono<Boolean> write(byte[] key, Record record) {
-        return handOff.call(() -> apply(key, record));
+        return handOff.call(() -> apply(key, record)).onErrorMap(RejectedExecutionException.class, this::refused);
     }
 
     /**
      * Applies each of {@code records} as {@link #write} does, one after another in one storage task (a batch
      * costs one hand-off to the storage scheduler, not one per record). Completes empty once all are applied; a
-     * full storage queue fails it with {@link RejectedExecutionException} before any is applied.
+     * full storage queue fails it with {@link OverloadedException} before any is applied.
      */
     public Mono<Void> writeAll(List<KeyedRecord> records) {
         return handOff.<Void>call(() -> {
@@ -127,7 +133,17 @@ public final class LocalStore implements AutoCloseable {
                 apply(entry.key(), entry.record());
             }
             return null;
-        });
+        }).onErrorMap(RejectedExecutionException.class, this::refused);
+    }
+
+    /** The storage scheduler's refusal of a task as the overload it means. */
+    private OverloadedException refused(RejectedExecutionException rejected) {
+        if (storage.isShutdown()) {
+            return new OverloadedException(OverloadReason.SHUTTING_DOWN, "storage stopped: the node is shutting down",
+                    rejected);
+        }
+        return new OverloadedException(OverloadReason.STORAGE_QUEUE_FULL,
+                "storage queue full (" + storage.queueCapacity() + " tasks waiting)", rejected);
     }
 
     /** One last-write-wins write, timed, advancing the clock; blocking (storage scheduler only). */
@@ -140,7 +156,7 @@ public final class LocalStore implements AutoCloseable {
      * Streams {@code [start, end)} in key order from a snapshot, tombstones included, with backpressure: the
      * iterator advances only as far as downstream requested. Iteration runs on the storage scheduler; the
      * cursor is closed when the stream completes, fails or is cancelled. A full storage queue fails the stream
-     * with {@link RejectedExecutionException}, also mid-stream.
+     * with {@link OverloadedException}, also mid-stream.
      *
      * @param end exclusive bound or null
      */
@@ -157,7 +173,9 @@ public final class LocalStore implements AutoCloseable {
                         },
                         RecordRepository.Cursor::close)
                 .subscribeOn(storage.scheduler())
-                .transform(Operators.<KeyedRecord, KeyedRecord>lift((scannable, downstream) -> new RejectedRequestToError<>(downstream)));
+                .transform(Operators.<KeyedRecord, KeyedRecord>lift(
+                        (scannable, downstream) -> new RejectedRequestToError<>(downstream)))
+                .onErrorMap(RejectedExecutionException.class, this::refused);
     }
 
     /**

@@ -33,9 +33,9 @@ import reactor.core.publisher.Operators;
  * and completes on the storage thread.
  *
  * <p>Errors: a storage queue that refuses the turn's task fails every call of the turn with
- * {@link RejectedExecutionException} (answered 503); an exception of one call fails that call only. A call
- * cancelled before its storage thread reaches it is skipped (its work does not run); one already running
- * completes, and its result is dropped.
+ * {@link RejectedExecutionException} (which {@link LocalStore} turns into a 503); an exception of one call fails
+ * that call only. A call cancelled before its storage thread reaches it is skipped (its work does not run); one
+ * already running completes, and its result is dropped.
  *
  * <p>Thread use: {@link #call} never blocks and may be used from any thread; the work runs on a storage thread.
  */

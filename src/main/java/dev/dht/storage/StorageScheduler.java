@@ -4,9 +4,9 @@ import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.Callable;
 import java.util.concurrent.Executors;
 import java.util.concurrent.FutureTask;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.RejectedExecutionHandler;
 import java.util.concurrent.RunnableFuture;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -64,6 +64,16 @@ public final class StorageScheduler implements AutoCloseable {
      */
     public void execute(Runnable task) {
         executor.execute(task);
+    }
+
+    /** Tasks that may wait for a worker before further ones are refused. */
+    public int queueCapacity() {
+        return executor.getQueue().size() + executor.getQueue().remainingCapacity();
+    }
+
+    /** Whether {@link #shutdown} was called: every further task is refused. */
+    public boolean isShutdown() {
+        return executor.isShutdown();
     }
 
     /** Tasks waiting for a worker right now. */

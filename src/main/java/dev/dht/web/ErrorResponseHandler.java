@@ -1,8 +1,10 @@
 package dev.dht.web;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.replication.QuorumNotReachedException;
 import dev.dht.replication.RangeUnavailableException;
-import dev.dht.storage.StorageFullException;
 import io.netty.handler.timeout.ReadTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.RejectedExecutionException;
@@ -31,9 +33,13 @@ import reactor.netty.channel.AbortedException;
  *       cannot get out): 400, not logged</li>
  *   <li>{@link ReadTimeoutException} (a client stopped sending its body for {@code server.netty.idle-timeout};
  *       Reactor Netty closes the connection, so the answer rarely gets out): 408, not logged</li>
- *   <li>{@link RejectedExecutionException} (storage queue full), also a {@link QuorumNotReachedException} whose
- *       failed replicas all refused for that reason: 503 with {@code Retry-After: 1}; so is a
- *       {@link StorageFullException} (a write below {@code dht.storage.min-free-space}), whose message says so</li>
+ *   <li>{@link OverloadedException}, and a {@link QuorumNotReachedException} whose failed replicas all refused
+ *       ({@link QuorumNotReachedException#refusedOnly()}): 503 with {@code Retry-After: 1}; the body says "storage
+ *       full: ..." for a full disk ({@link OverloadReason#DISK_FULL}), "overloaded, retry later" otherwise. On the
+ *       peers' endpoints ({@code /internal/*}) the 503 also names its reason in
+ *       {@link InternalProtocol#OVERLOAD_REASON_HEADER}, so the calling coordinator knows it. A
+ *       {@link RejectedExecutionException} (an executor of the framework refusing work, as while shutting down) is
+ *       a 503 too.</li>
  *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
@@ -43,6 +49,7 @@ import reactor.netty.channel.AbortedException;
 @Order(-2)
 public final class ErrorResponseHandler implements WebExceptionHandler {
     private static final Logger log = LoggerFactory.getLogger(ErrorResponseHandler.class);
+    private static final String OVERLOADED = "overloaded, retry later";
 
     @Override
     public Mono<Void> handle(ServerWebExchange exchange, Throwable failure) {
@@ -52,6 +59,7 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         }
         HttpStatusCode status;
         String message;
+        OverloadedException refusal = null;
         if (failure instanceof BadRequestException) {
             status = HttpStatus.BAD_REQUEST;
             message = failure.getMessage();
@@ -64,11 +72,17 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         } else if (failure instanceof PayloadTooLargeException) {
             status = HttpStatus.CONTENT_TOO_LARGE;
             message = failure.getMessage();
-        } else if (isOverload(failure)) {
+        } else if (failure instanceof OverloadedException overloaded) {
+            refusal = overloaded;
             status = HttpStatus.SERVICE_UNAVAILABLE;
-            String storageFull = storageFullMessage(failure);
-            message = storageFull != null ? storageFull : "overloaded, retry later";
-            response.getHeaders().set(HttpHeaders.RETRY_AFTER, "1");
+            message = refusalMessage(overloaded);
+        } else if (failure instanceof QuorumNotReachedException quorum && quorum.refusedOnly()) {
+            refusal = quorum.firstRefusal();
+            status = HttpStatus.SERVICE_UNAVAILABLE;
+            message = refusalMessage(refusal);
+        } else if (failure instanceof RejectedExecutionException) {
+            status = HttpStatus.SERVICE_UNAVAILABLE;
+            message = OVERLOADED;
         } else if (failure instanceof QuorumNotReachedException || failure instanceof RangeUnavailableException) {
             status = HttpStatus.GATEWAY_TIMEOUT;
             message = failure.getMessage();
@@ -86,30 +100,20 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
             message = "internal error";
         }
         response.setStatusCode(status);
+        if (status.value() == HttpStatus.SERVICE_UNAVAILABLE.value()) {
+            response.getHeaders().set(HttpHeaders.RETRY_AFTER, "1");
+            if (refusal != null && exchange.getRequest().getPath().value().startsWith(InternalProtocol.PATH_PREFIX)) {
+                response.getHeaders().set(InternalProtocol.OVERLOAD_REASON_HEADER, refusal.reason().token());
+            }
+        }
         response.getHeaders().setContentType(MediaType.TEXT_PLAIN);
         DataBuffer body = response.bufferFactory().wrap((oneLine(message) + "\n").getBytes(StandardCharsets.UTF_8));
         return response.writeWith(Mono.just(body));
     }
 
-    private static boolean isOverload(Throwable failure) {
-        if (failure instanceof QuorumNotReachedException quorum) {
-            return quorum.causedByOverload();
-        }
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof RejectedExecutionException) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    private static String storageFullMessage(Throwable failure) {
-        for (Throwable t = failure; t != null; t = t.getCause()) {
-            if (t instanceof StorageFullException) {
-                return t.getMessage();
-            }
-        }
-        return null;
+    /** A full disk says so (its message names the reserve); any other refusal is "overloaded, retry later". */
+    private static String refusalMessage(OverloadedException refusal) {
+        return refusal.reason() == OverloadReason.DISK_FULL ? refusal.getMessage() : OVERLOADED;
     }
 
     private static String oneLine(String message) {

@@ -22,7 +22,7 @@ class AdmissionControlTest {
         assertThat(control.admit()).isNull();
         assertThat(control.inFlight()).isEqualTo(2);
 
-        assertThat(control.admit()).isEqualTo("more than 2 requests in flight");
+        assertThat(control.admit()).hasMessage("more than 2 requests in flight");
         assertThat(control.inFlight()).as("a refusal takes no slot").isEqualTo(2);
 
         control.release(control.now());

@@ -79,8 +79,8 @@ class EventLoopLagTest {
         for (int i = 0; i < LAG_SHEDDING_MIN_IN_FLIGHT; i++) {
             assertThat(control.admit()).as("request %d of a light load is admitted although the loop lags", i).isNull();
         }
-        assertThat(control.admit()).startsWith("event loops ")
-                .endsWith(" ms behind with " + LAG_SHEDDING_MIN_IN_FLIGHT + " requests in flight");
+        assertThat(control.admit()).hasMessageStartingWith("event loops ")
+                .hasMessageEndingWith(" ms behind with " + LAG_SHEDDING_MIN_IN_FLIGHT + " requests in flight");
         assertThat(control.inFlight()).as("a refusal takes no slot").isEqualTo(LAG_SHEDDING_MIN_IN_FLIGHT);
 
         control.release(control.now());

@@ -33,7 +33,7 @@ class QueueDelayTest {
 
         assertThat(queueDelay.standing()).as("least sojourn 500 ms > 300 ms").isTrue();
         assertThat(control.inFlight()).isEqualTo(2 * MIN_IN_FLIGHT - 1);
-        assertThat(control.admit()).isEqualTo("requests queued at least 500 ms over the last 100 ms with "
+        assertThat(control.admit()).hasMessage("requests queued at least 500 ms over the last 100 ms with "
                 + (2 * MIN_IN_FLIGHT - 1) + " in flight");
         assertThat(control.inFlight()).as("a refusal takes no slot").isEqualTo(2 * MIN_IN_FLIGHT - 1);
     }

@@ -32,7 +32,7 @@ class CoordinatorClockTest {
         assertThat(coordinator.get("k", ONE).block()).map(record -> text(record.value()))
                 .contains("written by a node whose clock is ahead");
 
-        coordinator.put("k", bytes("written after reading it"), ONE).block();
+        coordinator.write(WriteRequest.put("k", bytes("written after reading it"), ONE)).block();
 
         assertThat(coordinator.get("k", ONE).block()).map(record -> text(record.value()))
                 .as("the later write wins").contains("written after reading it");

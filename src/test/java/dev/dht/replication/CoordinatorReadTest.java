@@ -39,7 +39,7 @@ class CoordinatorReadTest {
     void aQuorumReadAsksThisNodeAndOnePeerWhileBothAnswer() {
         Coordinator coordinator = coordinator(Duration.ofMillis(50));
         for (int i = 0; i < 20; i++) {
-            coordinator.put("k" + i, bytes("v" + i), new ReplicationFactor(3, 3)).block();
+            coordinator.write(WriteRequest.put("k" + i, bytes("v" + i), new ReplicationFactor(3, 3))).block();
         }
         for (int i = 0; i < 20; i++) {
             assertThat(coordinator.get("k" + i, TWO_OF_THREE).block()).map(CoordinatorReadTest::text).contains("v" + i);
@@ -56,7 +56,7 @@ class CoordinatorReadTest {
         Duration delay = Duration.ofMillis(200);
         Coordinator coordinator = coordinator(delay);
         String id = keyAskingFirst(b);
-        coordinator.put(id, bytes("v"), new ReplicationFactor(3, 3)).block();
+        coordinator.write(WriteRequest.put(id, bytes("v"), new ReplicationFactor(3, 3))).block();
         b.reads(Reads.NEVER_ANSWER);
 
         long started = System.nanoTime();
@@ -91,7 +91,7 @@ class CoordinatorReadTest {
     void aFailedPeerMakesTheReadAskTheOtherAtOnce() {
         Coordinator coordinator = coordinator(TIMEOUT.minusSeconds(1));
         String id = keyAskingFirst(b);
-        coordinator.put(id, bytes("v"), new ReplicationFactor(3, 3)).block();
+        coordinator.write(WriteRequest.put(id, bytes("v"), new ReplicationFactor(3, 3))).block();
         b.reads(Reads.FAIL);
 
         long started = System.nanoTime();
@@ -110,7 +110,7 @@ class CoordinatorReadTest {
         Coordinator coordinator = new Coordinator(router, Map.of(node(0), self, node(1), down, node(2), c),
                 new HybridLogicalClock(), TIMEOUT, TIMEOUT.minusSeconds(1), registry);
         for (int i = 0; i < 10; i++) {
-            coordinator.put("k" + i, bytes("v" + i), new ReplicationFactor(2, 3)).block();
+            coordinator.write(WriteRequest.put("k" + i, bytes("v" + i), new ReplicationFactor(2, 3))).block();
         }
         long started = System.nanoTime();
         for (int i = 0; i < 10; i++) {
@@ -123,7 +123,7 @@ class CoordinatorReadTest {
     @Test
     void aZeroDelayAsksAllReplicasAtOnce() {
         Coordinator coordinator = coordinator(Duration.ZERO);
-        coordinator.put("k", bytes("v"), new ReplicationFactor(3, 3)).block();
+        coordinator.write(WriteRequest.put("k", bytes("v"), new ReplicationFactor(3, 3))).block();
         assertThat(coordinator.get("k", TWO_OF_THREE).block()).map(CoordinatorReadTest::text).contains("v");
         assertThat(List.of(self.readsAsked(), b.readsAsked(), c.readsAsked())).containsExactly(1, 1, 1);
         assertThat(speculativeRetries()).as("no retry: all were asked from the start").isZero();
@@ -148,7 +148,7 @@ class CoordinatorReadTest {
     void aReadWhoseStaleAnswerCannotBeRepairedFails() {
         Coordinator coordinator = coordinator(TIMEOUT.minusSeconds(1));
         String id = keyAskingFirst(b);
-        coordinator.put(id, bytes("old"), new ReplicationFactor(3, 3)).block();
+        coordinator.write(WriteRequest.put(id, bytes("old"), new ReplicationFactor(3, 3))).block();
         self.write(id, Record.value(new HybridLogicalClock().now() + 1, bytes("new"))).block();
         b.writesFail(true);
 

@@ -42,7 +42,7 @@ class CoordinatorTtlTest {
 
     @Test
     void aValueReadsUntilItsTtlAndAbsentFromThen() {
-        coordinator.put("k", bytes("short-lived"), ALL, TTL).block();
+        coordinator.write(WriteRequest.put("k", bytes("short-lived"), ALL, TTL)).block();
         wall.advance(TTL.minusMillis(1));
         assertThat(coordinator.get("k", ALL).block()).map(record -> text(record.value())).contains("short-lived");
 
@@ -53,7 +53,7 @@ class CoordinatorTtlTest {
 
     @Test
     void theExpiryIsAbsoluteAndTravelsWithTheRecord() {
-        coordinator.put("k", bytes("v"), ALL, TTL).block();
+        coordinator.write(WriteRequest.put("k", bytes("v"), ALL, TTL)).block();
 
         for (InMemoryReplica replica : List.of(self, b, c)) {
             assertThat(replica.read("k").block()).map(Record::expiresAtMillis).contains(wall.millis() + TTL.toMillis());
@@ -64,7 +64,7 @@ class CoordinatorTtlTest {
     void anExpiredValueHidesAnOlderValueAndIsReadRepairedOverIt() {
         long older = clock.now();
         c.write("k", Record.value(older, bytes("older, never deleted"))).block();
-        coordinator.put("k", bytes("short-lived"), new ReplicationFactor(2, 2), TTL).block();
+        coordinator.write(WriteRequest.put("k", bytes("short-lived"), new ReplicationFactor(2, 2), TTL)).block();
         wall.advance(TTL.plusSeconds(1));
 
         Optional<Record> read = coordinator.get("k", ALL).block();
@@ -77,10 +77,10 @@ class CoordinatorTtlTest {
 
     @Test
     void aWriteAfterTheExpiryWins() {
-        coordinator.put("k", bytes("short-lived"), ALL, TTL).block();
+        coordinator.write(WriteRequest.put("k", bytes("short-lived"), ALL, TTL)).block();
         wall.advance(TTL.plusSeconds(1));
 
-        coordinator.put("k", bytes("new"), ALL).block();
+        coordinator.write(WriteRequest.put("k", bytes("new"), ALL)).block();
 
         assertThat(coordinator.get("k", ALL).block()).map(record -> text(record.value())).contains("new");
     }

@@ -67,6 +67,32 @@ class PeerOverloadTest {
     }
 
     @Test
+    void peersWithFullDisksGive503ThatSaysSo() {
+        // nodes 1 and 2 keep a free-space reserve no disk has: they refuse every write as disk full (503 with
+        // their reason in a header), while node 0, the coordinator, stores its copy
+        Map<String, String> fullDisk = Map.of("dht.storage.min-free-space", "4096TB");
+        try {
+            for (int i = 1; i <= 2; i++) {
+                cluster.stop(i);
+                cluster.start(i, fullDisk);
+            }
+            String id = "disk-full-" + UUID.randomUUID();
+
+            HttpResponse<byte[]> put = cluster.client(0).send("PUT", "/v0/entity?id=" + id + "&replicas=2/3", "v".getBytes());
+
+            assertThat(put.statusCode()).isEqualTo(503);
+            assertThat(put.headers().firstValue("Retry-After")).hasValue("1");
+            assertThat(new String(put.body())).as("not \"overloaded\": a retry soon will not help")
+                    .startsWith("storage full on ").doesNotContain("overloaded");
+        } finally {
+            for (int i = 1; i <= 2; i++) {
+                cluster.stop(i);
+                cluster.start(i);
+            }
+        }
+    }
+
+    @Test
     void peersFailingOtherwiseGive504() {
         cluster.faults(0).answerCallsTo(cluster.url(1), HttpStatus.INTERNAL_SERVER_ERROR);
         cluster.faults(0).answerCallsTo(cluster.url(2), HttpStatus.SERVICE_UNAVAILABLE);

@@ -1,5 +1,7 @@
 package dev.dht.replication;
 
+import static dev.dht.replication.ScriptedCalls.awaitAcks;
+import static dev.dht.replication.ScriptedCalls.firstAcks;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -9,7 +11,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
-/** Quorum waiting with no sockets: replica calls are plain Monos that succeed, fail, are slow or never answer. */
+/** Quorum waiting with no sockets: replica calls are plain Monos that succeed, fail, are slow or never answer ({@link ScriptedCalls}). */
 class QuorumCollectorTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(1);
 
@@ -18,7 +20,7 @@ class QuorumCollectorTest {
         List<Mono<String>> calls = List.of(
                 Mono.just("a"), Mono.just("slow").delayElement(Duration.ofSeconds(5)), Mono.just("c").delayElement(Duration.ofMillis(50)));
         long started = System.nanoTime();
-        List<String> answers = QuorumCollector.firstAcks("GET", calls, 2, Duration.ofSeconds(10)).block();
+        List<String> answers = firstAcks("GET", calls, 2, Duration.ofSeconds(10)).block();
         assertThat(answers).containsExactly("a", "c");
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(2));
     }
@@ -28,7 +30,7 @@ class QuorumCollectorTest {
         List<Mono<String>> calls = List.of(
                 Mono.error(new IllegalStateException("down")), Mono.error(new IllegalStateException("down")), Mono.never());
         long started = System.nanoTime();
-        assertThatThrownBy(() -> QuorumCollector.firstAcks("PUT", calls, 2, Duration.ofSeconds(10)).block())
+        assertThatThrownBy(() -> firstAcks("PUT", calls, 2, Duration.ofSeconds(10)).block())
                 .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> {
                     assertThat(e.required()).isEqualTo(2);
                     assertThat(e.succeeded()).isZero();
@@ -42,22 +44,22 @@ class QuorumCollectorTest {
     @Test
     void oneFailureIsToleratedWhenAckIsStillReachable() {
         List<Mono<String>> calls = List.of(Mono.error(new IllegalStateException("down")), Mono.just("b"), Mono.just("c"));
-        assertThat(QuorumCollector.firstAcks("GET", calls, 2, TIMEOUT).block()).containsExactlyInAnyOrder("b", "c");
+        assertThat(firstAcks("GET", calls, 2, TIMEOUT).block()).containsExactlyInAnyOrder("b", "c");
     }
 
     @Test
     void aCallThatCompletesEmptyCountsAsAFailure() {
         List<Mono<String>> calls = List.of(Mono.empty(), Mono.empty(), Mono.just("c"));
-        assertThatThrownBy(() -> QuorumCollector.firstAcks("GET", calls, 2, TIMEOUT).block())
+        assertThatThrownBy(() -> firstAcks("GET", calls, 2, TIMEOUT).block())
                 .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> assertThat(e.failed()).isEqualTo(2));
-        assertThat(QuorumCollector.firstAcks("GET", List.of(Mono.<String>empty(), Mono.just("b")), 1, TIMEOUT).block())
+        assertThat(firstAcks("GET", List.of(Mono.<String>empty(), Mono.just("b")), 1, TIMEOUT).block())
                 .containsExactly("b");
     }
 
     @Test
     void failsAtTheTimeoutWhenRepliesDoNotCome() {
         List<Mono<String>> calls = List.of(Mono.just("a"), Mono.never(), Mono.never());
-        assertThatThrownBy(() -> QuorumCollector.firstAcks("GET", calls, 2, Duration.ofMillis(200)).block())
+        assertThatThrownBy(() -> firstAcks("GET", calls, 2, Duration.ofMillis(200)).block())
                 .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> {
                     assertThat(e.succeeded()).isEqualTo(1);
                     assertThat(e.getMessage()).contains("the rest timed out");
@@ -71,7 +73,7 @@ class QuorumCollectorTest {
         Mono<String> slow = Mono.just("slow").delayElement(Duration.ofMillis(300))
                 .doOnCancel(() -> cancelled.set(true))
                 .doOnSuccess(v -> completed.set(true));
-        List<String> answers = QuorumCollector.firstAcks("PUT", List.of(Mono.just("a"), slow), 1, TIMEOUT).block();
+        List<String> answers = firstAcks("PUT", List.of(Mono.just("a"), slow), 1, TIMEOUT).block();
         assertThat(answers).containsExactly("a");
         Thread.sleep(600);
         assertThat(cancelled).as("slow call cancelled").isFalse();
@@ -82,7 +84,7 @@ class QuorumCollectorTest {
     void eachSubscriptionStartsTheCallsAgain() {
         int[] subscriptions = {0};
         Mono<String> call = Mono.fromCallable(() -> "x" + ++subscriptions[0]);
-        Mono<List<String>> quorum = QuorumCollector.firstAcks("GET", List.of(call), 1, TIMEOUT);
+        Mono<List<String>> quorum = firstAcks("GET", List.of(call), 1, TIMEOUT);
         assertThat(subscriptions[0]).as("cold until subscribed").isZero();
         assertThat(quorum.block()).containsExactly("x1");
         assertThat(quorum.block()).containsExactly("x2");
@@ -92,7 +94,7 @@ class QuorumCollectorTest {
     void aWriteWaitsPastTheTimeoutForItsLocalCallWhenThatAloneCompletesTheQuorum() {
         Mono<String> slowLocal = Mono.just("local").delayElement(Duration.ofMillis(600));
         long started = System.nanoTime();
-        QuorumCollector.awaitAcks("PUT", List.of(slowLocal, Mono.just("b"), Mono.<String>never()), 0, 2,
+        awaitAcks("PUT", List.of(slowLocal, Mono.just("b"), Mono.<String>never()), 0, 2,
                 Duration.ofMillis(100)).block(Duration.ofSeconds(10));
         assertThat(Duration.ofNanos(System.nanoTime() - started)).isGreaterThanOrEqualTo(Duration.ofMillis(600));
     }
@@ -101,7 +103,7 @@ class QuorumCollectorTest {
     void aSlowLocalCallDoesNotHideMissingPeersAtTheTimeout() {
         Mono<String> slowLocal = Mono.just("local").delayElement(Duration.ofSeconds(5));
         long started = System.nanoTime();
-        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slowLocal, Mono.<String>never(),
+        assertThatThrownBy(() -> awaitAcks("PUT", List.of(slowLocal, Mono.<String>never(),
                 Mono.<String>never()), 0, 2, Duration.ofMillis(200)).block(Duration.ofSeconds(10)))
                 .isInstanceOfSatisfying(QuorumNotReachedException.class,
                         e -> assertThat(e.getMessage()).contains("the rest timed out"));
@@ -111,13 +113,13 @@ class QuorumCollectorTest {
     @Test
     void aLocalCallThatFailsOrLandsShortOfTheQuorumPastTheTimeoutFailsAtOnce() {
         Mono<String> failingLocal = Mono.<String>error(new IllegalStateException("disk")).delaySubscription(Duration.ofMillis(400));
-        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(failingLocal), 0, 1, Duration.ofMillis(100))
+        assertThatThrownBy(() -> awaitAcks("PUT", List.of(failingLocal), 0, 1, Duration.ofMillis(100))
                 .block(Duration.ofSeconds(10)))
                 .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> assertThat(e.failed()).isEqualTo(1));
 
         Mono<String> slowLocal = Mono.just("local").delayElement(Duration.ofMillis(400));
         Mono<String> lateRemoteFailure = Mono.<String>error(new IllegalStateException("down")).delaySubscription(Duration.ofMillis(200));
-        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slowLocal, lateRemoteFailure,
+        assertThatThrownBy(() -> awaitAcks("PUT", List.of(slowLocal, lateRemoteFailure,
                 Mono.just("c")), 0, 3, Duration.ofMillis(100)).block(Duration.ofSeconds(10)))
                 .as("3/3 with one peer failed: impossible, whatever the local call does")
                 .isInstanceOf(QuorumNotReachedException.class);
@@ -126,10 +128,11 @@ class QuorumCollectorTest {
     @Test
     void withoutALocalCallTheTimeoutDecidesAsBefore() {
         Mono<String> slow = Mono.just("slow").delayElement(Duration.ofSeconds(5));
-        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slow), -1, 1, Duration.ofMillis(100))
+        assertThatThrownBy(() -> awaitAcks("PUT", List.of(slow), -1, 1, Duration.ofMillis(100))
                 .block(Duration.ofSeconds(10)))
                 .isInstanceOf(QuorumNotReachedException.class);
-        assertThatThrownBy(() -> QuorumCollector.awaitAcks("PUT", List.of(slow), 1, 1, Duration.ofMillis(100)))
+        assertThatThrownBy(() -> awaitAcks("PUT", List.of(slow), -1, 2, Duration.ofMillis(100)))
+                .as("more acks than replicas")
                 .isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -2,15 +2,16 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import java.time.Duration;
 import java.util.List;
-import java.util.concurrent.RejectedExecutionException;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
 
 /**
- * {@link QuorumCollector} tells a quorum lost only to overloaded replicas (503) from one lost to other failures or a
- * timeout (504).
+ * {@link QuorumCollector} tells a quorum lost only to replicas that refused ({@link OverloadedException}, 503) from
+ * one lost to other failures or a timeout (504), and keeps each replica's outcome.
  */
 class QuorumOverloadTest {
     private static final Duration TIMEOUT = Duration.ofSeconds(30);
@@ -19,17 +20,24 @@ class QuorumOverloadTest {
     void singleOverloadedReplicaIsAnOverloadFailure() {
         QuorumNotReachedException failure = failureOf(List.of(overloaded()), 1, TIMEOUT);
 
-        assertThat(failure.causedByOverload()).isTrue();
+        assertThat(failure.refusedOnly()).isTrue();
         assertThat(failure.overloaded()).isEqualTo(1);
         assertThat(failure.failed()).isEqualTo(1);
         assertThat(failure.getMessage()).contains("1 of them overloaded");
     }
 
     @Test
-    void rejectionWrappedAsACauseCountsAsOverload() {
-        Mono<String> wrapped = Mono.error(new IllegalStateException("scheduler", new RejectedExecutionException("full")));
+    void eachReplicaOutcomeIsKeptAndTheFirstRefusalAnswers() {
+        Mono<String> diskFull = Mono.error(new OverloadedException(OverloadReason.DISK_FULL, "storage full: 0 bytes"));
 
-        assertThat(failureOf(List.of(wrapped, overloaded(), Mono.just("ok")), 2, TIMEOUT).causedByOverload()).isTrue();
+        QuorumNotReachedException failure = failureOf(List.of(Mono.just("ok"), diskFull, overloaded()), 3, TIMEOUT);
+
+        assertThat(failure.refusedOnly()).isTrue();
+        assertThat(failure.outcomes()).extracting(QuorumNotReachedException.ReplicaOutcome::outcome)
+                .as("decided at the first refusal: 3/3 was out of reach, the last call's answer not needed")
+                .containsExactly(QuorumNotReachedException.Outcome.ANSWERED, QuorumNotReachedException.Outcome.REFUSED,
+                        QuorumNotReachedException.Outcome.NOT_NEEDED);
+        assertThat(failure.firstRefusal().reason()).isEqualTo(OverloadReason.DISK_FULL);
     }
 
     @Test
@@ -38,7 +46,7 @@ class QuorumOverloadTest {
 
         QuorumNotReachedException failure = failureOf(List.of(overloaded(), broken, Mono.just("ok")), 2, TIMEOUT);
 
-        assertThat(failure.causedByOverload()).isFalse();
+        assertThat(failure.refusedOnly()).isFalse();
         assertThat(failure.overloaded()).isEqualTo(1);
         assertThat(failure.failed()).isEqualTo(2);
     }
@@ -47,16 +55,16 @@ class QuorumOverloadTest {
     void quorumLostToATimeoutIsNotAnOverloadFailure() {
         QuorumNotReachedException failure = failureOf(List.of(overloaded(), Mono.never()), 1, Duration.ofMillis(200));
 
-        assertThat(failure.causedByOverload()).isFalse();
+        assertThat(failure.refusedOnly()).isFalse();
         assertThat(failure.getMessage()).contains("timed out");
     }
 
     private static Mono<String> overloaded() {
-        return Mono.error(new RejectedExecutionException("storage queue full (1 tasks waiting)"));
+        return Mono.error(new OverloadedException(OverloadReason.STORAGE_QUEUE_FULL, "storage queue full (1 tasks waiting)"));
     }
 
     private static QuorumNotReachedException failureOf(List<Mono<String>> calls, int ack, Duration timeout) {
-        Throwable error = QuorumCollector.firstAcks("PUT", calls, ack, timeout)
+        Throwable error = ScriptedCalls.firstAcks("PUT", calls, ack, timeout)
                 .materialize().block(Duration.ofSeconds(60)).getThrowable();
         assertThat(error).isInstanceOf(QuorumNotReachedException.class);
         return (QuorumNotReachedException) error;

@@ -2,6 +2,7 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.failure.OverloadedException;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
@@ -10,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Mono;
@@ -123,7 +123,7 @@ class ReplicaCallCoalescerTest {
         ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(8);
         int limit = 8 * ReplicaCallCoalescer.MAX_BATCH_RECORDS;
         List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(8 + limit + 1));
-        assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(RejectedExecutionException.class);
+        assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(OverloadedException.class);
         assertThat(outcomes.get(outcomes.size() - 2).get()).as("the last one that fits waits").isNull();
         assertThat(coalescer.waiting()).isEqualTo(limit);
 
@@ -138,7 +138,7 @@ class ReplicaCallCoalescerTest {
         ReplicaCallCoalescer<KeyedRecord, Boolean> coalescer = coalescer(1);
         int limit = ReplicaCallCoalescer.MIN_WAITING_BATCHES * ReplicaCallCoalescer.MAX_BATCH_RECORDS;
         List<AtomicReference<Object>> outcomes = writeAll(coalescer, ids(1 + limit + 1));
-        assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(RejectedExecutionException.class);
+        assertThat(outcomes.get(outcomes.size() - 1).get()).isInstanceOf(OverloadedException.class);
         assertThat(outcomes.get(outcomes.size() - 2).get()).as("the last one that fits waits").isNull();
         assertThat(coalescer.waiting()).isEqualTo(limit);
 

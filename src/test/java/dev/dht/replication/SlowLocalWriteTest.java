@@ -77,7 +77,7 @@ class SlowLocalWriteTest {
         Coordinator coordinator = coordinator(peer);
         String id = keyStoredFirstOn(0);
         long started = System.nanoTime();
-        coordinator.put(id, bytes("value"), new ReplicationFactor(1, 1)).block(Duration.ofSeconds(30));
+        coordinator.write(WriteRequest.put(id, bytes("value"), new ReplicationFactor(1, 1))).block(Duration.ofSeconds(30));
         assertThat(Duration.ofNanos(System.nanoTime() - started)).as("answered when the local write landed")
                 .isGreaterThanOrEqualTo(LOCAL_WRITE);
 
@@ -89,7 +89,7 @@ class SlowLocalWriteTest {
     @Test
     void aTwoOfTwoWriteWaitsForItsSlowLocalStoreOnceThePeerAnswered() {
         Coordinator coordinator = coordinator(peer);
-        coordinator.put("k", bytes("value"), new ReplicationFactor(2, 2)).block(Duration.ofSeconds(30));
+        coordinator.write(WriteRequest.put("k", bytes("value"), new ReplicationFactor(2, 2))).block(Duration.ofSeconds(30));
         assertThat(peer.read("k").block()).isPresent();
     }
 
@@ -97,16 +97,16 @@ class SlowLocalWriteTest {
     void aWriteMissingAPeerStillGets504AtTheTimeoutWithoutWaitingForTheLocalStore() {
         Coordinator coordinator = coordinator(new SilentPeer());
         long started = System.nanoTime();
-        assertThatThrownBy(() -> coordinator.put("k", bytes("value"), new ReplicationFactor(2, 2)).block())
+        assertThatThrownBy(() -> coordinator.write(WriteRequest.put("k", bytes("value"), new ReplicationFactor(2, 2))).block())
                 .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> {
                     assertThat(e.getMessage()).contains("the rest timed out");
-                    assertThat(e.causedByOverload()).isFalse();
+                    assertThat(e.refusedOnly()).isFalse();
                 });
         assertThat(Duration.ofNanos(System.nanoTime() - started)).as("the peer is missing: no wait for the local write")
                 .isLessThan(LOCAL_WRITE);
 
         slow = false;
-        assertThatThrownBy(() -> coordinator.put("k2", bytes("value"), new ReplicationFactor(2, 2)).block())
+        assertThatThrownBy(() -> coordinator.write(WriteRequest.put("k2", bytes("value"), new ReplicationFactor(2, 2))).block())
                 .as("a fast local write and a silent peer: 504 as before")
                 .isInstanceOf(QuorumNotReachedException.class);
     }
@@ -115,7 +115,7 @@ class SlowLocalWriteTest {
     void aOneOfOneWriteToASilentPeerStillGets504() {
         Coordinator coordinator = coordinator(new SilentPeer());
         String id = keyStoredFirstOn(1);
-        assertThatThrownBy(() -> coordinator.put(id, bytes("value"), new ReplicationFactor(1, 1)).block())
+        assertThatThrownBy(() -> coordinator.write(WriteRequest.put(id, bytes("value"), new ReplicationFactor(1, 1))).block())
                 .isInstanceOf(QuorumNotReachedException.class);
     }
 

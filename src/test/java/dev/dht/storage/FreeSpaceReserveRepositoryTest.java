@@ -3,6 +3,8 @@ package dev.dht.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -35,10 +37,13 @@ class FreeSpaceReserveRepositoryTest {
         FreeSpaceReserveRepository full = new FreeSpaceReserveRepository(leveldb, FreeSpaceReserve.of(dir, Long.MAX_VALUE));
 
         assertThatThrownBy(() -> full.upsert(bytes("k"), Record.value(2, bytes("refused"))))
-                .isInstanceOf(StorageFullException.class).hasMessageContaining("dht.storage.min-free-space");
+                .isInstanceOf(OverloadedException.class)
+                        .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL).hasMessageContaining("dht.storage.min-free-space");
         assertThatThrownBy(() -> full.upsert(bytes("new"), Record.value(2, bytes("refused"))))
-                .isInstanceOf(StorageFullException.class);
-        assertThatThrownBy(() -> full.purge(bytes("k"), stored)).isInstanceOf(StorageFullException.class);
+                .isInstanceOf(OverloadedException.class)
+                        .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
+        assertThatThrownBy(() -> full.purge(bytes("k"), stored)).isInstanceOf(OverloadedException.class)
+                .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
 
         assertThat(full.get(bytes("k"))).isEqualTo(stored);
         assertThat(full.get(bytes("new"))).isNull();

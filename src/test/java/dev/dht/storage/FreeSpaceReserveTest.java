@@ -3,6 +3,8 @@ package dev.dht.storage;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
@@ -32,7 +34,8 @@ class FreeSpaceReserveTest {
         assertThat(statvfsCalls).hasValue(1);
 
         nanos.addAndGet(1);
-        assertThatThrownBy(reserve::require).isInstanceOf(StorageFullException.class);
+        assertThatThrownBy(reserve::require).isInstanceOf(OverloadedException.class)
+                .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
         assertThat(reserve.isKept()).isFalse();
         assertThat(statvfsCalls).hasValue(3);
     }
@@ -45,7 +48,8 @@ class FreeSpaceReserveTest {
         assertThat(statvfsCalls).hasValue(2);
 
         usable.set(RESERVE - 1);
-        assertThatThrownBy(reserve::require).isInstanceOf(StorageFullException.class)
+        assertThatThrownBy(reserve::require).isInstanceOf(OverloadedException.class)
+                .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL)
                 .hasMessageContaining((RESERVE - 1) + " bytes usable");
         usable.set(RESERVE);
         reserve.require();
@@ -55,8 +59,10 @@ class FreeSpaceReserveTest {
     @Test
     void aFullDiskIsNotRememberedAsFar() {
         usable.set(RESERVE - 1);
-        assertThatThrownBy(reserve::require).isInstanceOf(StorageFullException.class);
-        assertThatThrownBy(reserve::require).isInstanceOf(StorageFullException.class);
+        assertThatThrownBy(reserve::require).isInstanceOf(OverloadedException.class)
+                .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
+        assertThatThrownBy(reserve::require).isInstanceOf(OverloadedException.class)
+                .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
         assertThat(statvfsCalls).hasValue(2);
     }
 }

@@ -2,12 +2,12 @@ package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.failure.OverloadedException;
 import dev.dht.node.HybridLogicalClock;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -48,7 +48,7 @@ class LocalStoreRangeTest {
                 .expectNextCount(1)
                 .then(this::fillTheQueue)
                 .thenRequest(1)
-                .expectError(RejectedExecutionException.class)
+                .expectError(OverloadedException.class)
                 .verify(Duration.ofSeconds(5));
         assertThat(openCursors).as("cursors left open").hasValue(0);
     }

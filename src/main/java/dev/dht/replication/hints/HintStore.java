@@ -170,7 +170,7 @@ public final class HintStore implements Closeable {
      * ever replay them) and returns how many there were. One pass over the store, deleting in write batches of
      * {@link #REMOVE_BATCH}. Blocking; start-up only, before any replay.
      *
-     * @throws dev.dht.storage.StorageFullException below the free-space reserve (nothing deleted from then on)
+     * @throws dev.dht.failure.OverloadedException below the free-space reserve (disk full) (nothing deleted from then on)
      */
     public long removePeersOtherThan(Set<String> peers) {
         long removed = 0;

@@ -2,9 +2,9 @@ package dev.dht.replication.hints;
 
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.failure.OverloadedException;
 import dev.dht.replication.Replica;
 import dev.dht.storage.Record;
-import dev.dht.storage.StorageFullException;
 import dev.dht.storage.StorageScheduler;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.Gauge;
@@ -107,7 +107,7 @@ public final class HintedHandoff implements AutoCloseable {
         long removed;
         try {
             removed = store.removePeersOtherThan(names);
-        } catch (StorageFullException e) {
+        } catch (OverloadedException e) {
             log.warn("hints of peers no longer in dht.nodes not deleted: {}", e.getMessage());
             return;
         }
@@ -146,7 +146,7 @@ public final class HintedHandoff implements AutoCloseable {
         try {
             store.add(peer.name(), key, record);
             stored.increment();
-        } catch (StorageFullException e) {
+        } catch (OverloadedException e) { // the hint store refuses only below the free-space reserve
             droppedCounter("disk").increment();
         } catch (RuntimeException e) {
             droppedCounter("error").increment();

@@ -3,10 +3,11 @@ package dev.dht.replication.hints;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.Record;
 import dev.dht.storage.StorageEngine;
-import dev.dht.storage.StorageFullException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -64,9 +65,11 @@ class HintStoreTest {
         }
         try (HintStore store = HintStore.open(dir, StorageEngine.JAVA, false, FreeSpaceReserve.of(dir, Long.MAX_VALUE))) {
             assertThatThrownBy(() -> store.add(PEER, bytes("k1"), Record.value(101, bytes("v1"))))
-                    .isInstanceOf(StorageFullException.class);
+                    .isInstanceOf(OverloadedException.class)
+                            .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
             List<Hint> hints = store.oldest(PEER, 10);
-            assertThatThrownBy(() -> store.remove(hints)).isInstanceOf(StorageFullException.class);
+            assertThatThrownBy(() -> store.remove(hints)).isInstanceOf(OverloadedException.class)
+                    .hasFieldOrPropertyWithValue("reason", OverloadReason.DISK_FULL);
             assertThat(keys(store.oldest(PEER, 10))).containsExactly("k0");
             assertThat(store.pending(PEER)).isEqualTo(1);
         }

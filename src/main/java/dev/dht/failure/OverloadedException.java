@@ -1,0 +1,30 @@
+package dev.dht.failure;
+
+import java.util.Objects;
+
+/**
+ * A request or replica call refused for want of capacity, before anything was applied: answered 503 with
+ * {@code Retry-After}, or counted by a coordinator as a replica that refused (not one that failed or timed out).
+ * Raised where the refusal arises (the local store, the peer client, admission control) with its
+ * {@link OverloadReason}; the message says what was short, in one line. No stack trace is kept: refusals come in
+ * floods under overload, and their cause is the reason, not the call path.
+ */
+public final class OverloadedException extends RuntimeException {
+    private final OverloadReason reason;
+
+    /** @param message one line saying what was refused and why, e.g. "storage queue full (4096 tasks waiting)" */
+    public OverloadedException(OverloadReason reason, String message) {
+        this(reason, message, null);
+    }
+
+    /** @param cause the failure this refusal was recognised from (a pool's exception), or null */
+    public OverloadedException(OverloadReason reason, String message, Throwable cause) {
+        super(message, cause, false, false);
+        this.reason = Objects.requireNonNull(reason, "reason");
+    }
+
+    /** Why the request was refused. */
+    public OverloadReason reason() {
+        return reason;
+    }
+}
