@@ -25,11 +25,15 @@ public final class EntityHandler {
     private final Coordinator coordinator;
     private final ClusterTopology topology;
     private final RequestBodyReader bodyReader;
+    private final ReplicationFactor defaultReplicas;
 
-    public EntityHandler(Coordinator coordinator, ClusterTopology topology, RequestBodyReader bodyReader) {
+    /** @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority */
+    public EntityHandler(Coordinator coordinator, ClusterTopology topology, RequestBodyReader bodyReader,
+                         int replicationFactor) {
         this.coordinator = coordinator;
         this.topology = topology;
         this.bodyReader = bodyReader;
+        this.defaultReplicas = ReplicationFactor.defaultFor(replicationFactor, topology.size());
     }
 
     /**
@@ -39,7 +43,7 @@ public final class EntityHandler {
     public Mono<ServerResponse> get(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
         RequestParameters.noTtl(request);
-        ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
         return coordinator.get(id, rf).flatMap(EntityHandler::toResponse);
     }
 
@@ -49,7 +53,7 @@ public final class EntityHandler {
      */
     public Mono<ServerResponse> put(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
-        ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
         Optional<Duration> ttl = RequestParameters.ttl(request);
         return bodyReader.read(request)
                 .flatMap(value -> coordinator.write(new WriteRequest(id, value, rf, ttl.orElse(null))))
@@ -63,7 +67,7 @@ public final class EntityHandler {
     public Mono<ServerResponse> delete(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
         RequestParameters.noTtl(request);
-        ReplicationFactor rf = RequestParameters.replicationFactor(request, topology.size());
+        ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
         return bodyReader.discard(request)
                 .then(Mono.defer(() -> coordinator.write(WriteRequest.delete(id, rf))))
                 .then(ServerResponse.status(HttpStatus.ACCEPTED).build());

@@ -72,16 +72,17 @@ public final class RequestParameters {
 
     /**
      * The replication factor of a request: {@code replicas=ack/from}, or {@code ack=A&from=F}; absent means
-     * the default quorum {@code (n/2+1)/n}.
+     * {@code defaultReplicas} ({@link ReplicationFactor#defaultFor}).
      *
      * @throws BadRequestException if malformed, {@code ack < 1}, {@code ack > from} or {@code from > n}
      */
-    public static ReplicationFactor replicationFactor(ServerRequest request, int clusterSize) {
+    public static ReplicationFactor replicationFactor(ServerRequest request, ReplicationFactor defaultReplicas,
+                                                      int clusterSize) {
         Optional<String> replicas = request.queryParam("replicas");
         Optional<String> ack = request.queryParam("ack");
         Optional<String> from = request.queryParam("from");
         if (replicas.isEmpty() && ack.isEmpty() && from.isEmpty()) {
-            return ReplicationFactor.quorumOf(clusterSize);
+            return defaultReplicas;
         }
         if (replicas.isPresent() && (ack.isPresent() || from.isPresent())) {
             throw new BadRequestException("give either replicas=ack/from or ack=A&from=F, not both");

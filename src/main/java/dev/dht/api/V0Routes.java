@@ -21,12 +21,14 @@ public final class V0Routes {
     }
 
     /**
-     * @param maxValueBytes largest value a PUT may carry ({@code dht.max-value-size}), bytes; a larger one is 413
+     * @param maxValueBytes     largest value a PUT may carry ({@code dht.max-value-size}), bytes; a larger one is 413
+     * @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority
      */
     public static RouterFunction<ServerResponse> routes(Coordinator coordinator, ClusterTopology topology,
                                                         RangeCoordinator rangeCoordinator, HealthEndpoint health,
-                                                        int maxValueBytes) {
-        EntityHandler entity = new EntityHandler(coordinator, topology, new RequestBodyReader(maxValueBytes));
+                                                        int maxValueBytes, int replicationFactor) {
+        EntityHandler entity = new EntityHandler(coordinator, topology, new RequestBodyReader(maxValueBytes),
+                replicationFactor);
         RangeHandler range = new RangeHandler(rangeCoordinator);
         StatusHandler status = new StatusHandler(health);
         return RouterFunctions.route()

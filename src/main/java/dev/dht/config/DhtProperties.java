@@ -20,6 +20,9 @@ import org.springframework.util.unit.DataSize;
  * @param self            this node's base URL; must be one of {@code nodes}
  * @param nodes           base URLs of every node, self included, in the same order on every node
  * @param dataDir         directory of this node's LevelDB files; created if missing, must be writable
+ * @param replicationFactor copies of a key by default: a request without {@code replicas} is answered at a
+ *                        majority of this many replicas ({@code 2/3} at the default 3), or of all nodes while there
+ *                        are fewer. At least 1. Default 3
  * @param maxValueSize    largest accepted value (bytes); larger bodies get 413. Default 8MB
  * @param replicaTimeout  connect and response timeout of replica calls, and how long a coordinator waits for
  *                        {@code ack} answers before 504. Default 1s
@@ -71,6 +74,7 @@ public record DhtProperties(
         URI self,
         List<URI> nodes,
         Path dataDir,
+        @DefaultValue("3") int replicationFactor,
         @DefaultValue("8MB") DataSize maxValueSize,
         @DefaultValue("1s") Duration replicaTimeout,
         @DefaultValue("50ms") Duration speculativeRetryDelay,
@@ -111,6 +115,9 @@ public record DhtProperties(
         }
         if (nodes.size() > 1 && (clusterSecret == null || clusterSecret.isBlank())) {
             throw new InvalidSettingException("dht.cluster-secret", "must be set when dht.nodes lists more than one node");
+        }
+        if (replicationFactor < 1) {
+            throw new InvalidSettingException("dht.replication-factor", "must be at least 1, was " + replicationFactor);
         }
         if (dataDir == null) {
             throw new InvalidSettingException("dht.data-dir", "must be set");

@@ -27,7 +27,8 @@ public class WebConfiguration {
     @Bean
     RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
                                             RangeCoordinator rangeCoordinator, HealthEndpoint health) {
-        return V0Routes.routes(coordinator, topology, rangeCoordinator, health, (int) properties.maxValueSize().toBytes());
+        return V0Routes.routes(coordinator, topology, rangeCoordinator, health, (int) properties.maxValueSize().toBytes(),
+                properties.replicationFactor());
     }
 
     @Bean

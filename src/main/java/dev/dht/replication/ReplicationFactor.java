@@ -19,9 +19,18 @@ public record ReplicationFactor(int ack, int from) {
         }
     }
 
-    /** The default for an n-node cluster: a majority of all nodes, {@code (n/2+1)/n}. */
-    public static ReplicationFactor quorumOf(int clusterSize) {
-        return new ReplicationFactor(clusterSize / 2 + 1, clusterSize);
+    /** A majority of {@code n} replicas, {@code (n/2+1)/n}. */
+    public static ReplicationFactor quorumOf(int n) {
+        return new ReplicationFactor(n / 2 + 1, n);
+    }
+
+    /**
+     * The default of a request without {@code replicas}: a majority of {@code replicationFactor} replicas
+     * ({@code dht.replication-factor}), or of all {@code clusterSize} nodes while there are fewer, so adding nodes
+     * beyond the factor adds capacity, not copies.
+     */
+    public static ReplicationFactor defaultFor(int replicationFactor, int clusterSize) {
+        return quorumOf(Math.min(replicationFactor, clusterSize));
     }
 
     /**
