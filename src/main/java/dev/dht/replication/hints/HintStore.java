@@ -71,7 +71,8 @@ public final class HintStore implements Closeable {
 
     /**
      * Like {@link #open(Path, StorageEngine, boolean)}; {@link #add} and {@link #remove} then write only while
-     * {@code reserve} is kept, and throw {@link dev.dht.storage.StorageFullException} (nothing written) below it.
+     * {@code reserve} is kept, and throw {@link dev.dht.failure.OverloadedException} (disk full, nothing written)
+     * below it.
      */
     public static HintStore open(Path directory, StorageEngine engine, boolean sync, FreeSpaceReserve reserve) {
         DB db;
