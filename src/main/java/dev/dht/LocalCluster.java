@@ -15,7 +15,7 @@ import java.util.stream.Collectors;
  *
  * <p>The nodes share this machine's processors, so each gets its share of event loops
  * ({@code dht.io-threads} = processors / nodes, at least 1) unless the extra arguments set it: more loops than
- * cores only add thread hand-offs (measured in commit 985c81f).
+ * cores only add thread hand-offs.
  *
  * <p>Usage: {@code java -jar target/dht.jar local-cluster [--base-port=8080] [--nodes=3] [extra node args...]}.
  * Blocks until the nodes exit.

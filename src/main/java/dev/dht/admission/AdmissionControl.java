@@ -9,32 +9,16 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Admission control for client requests ({@code /v0/*}) of one node: at most {@code dht.max-in-flight-requests}
- * are served at once, and none while an event loop stays more than {@code dht.max-event-loop-lag} behind
- * ({@link EventLoopLag#sustainedNanos()}) <em>and</em> at least {@code dht.lag-shedding-min-in-flight} requests
- * are in flight. A request beyond that is answered 503 with {@code Retry-After: 1} at once, before any storage or
- * replica work, by {@link AdmissionHandler} in the Netty pipeline. Under overload the node thus sheds the excess
- * promptly instead of letting latency and memory grow without bound. The in-flight count sees requests being
- * served; the lag also sees requests still waiting unread in the sockets of a loop that cannot keep up, where an
- * overloaded node queues most. Internal (replica) requests and {@code GET /v0/status} are not limited (see
- * {@link AdmissionHandler}): a health check must see health, not load.
+ * are served at once, and none while, with at least {@code dht.lag-shedding-min-in-flight} in flight, an event
+ * loop stays more than {@code dht.max-event-loop-lag} behind ({@link EventLoopLag#sustainedNanos()}) or the
+ * admitted requests form a standing queue ({@link QueueDelay}, above {@code dht.max-queue-delay}). A request
+ * beyond that is answered 503 with {@code Retry-After: 1} at once, before any storage or replica work, by
+ * {@link AdmissionHandler} in the Netty pipeline. Internal requests and {@code GET /v0/status} are not limited: a
+ * health check must see health, not load.
  *
- * <p>Why lag sheds only above an in-flight floor: lag alone cannot tell overload from a loop that is late for
- * other reasons (a cold JVM compiling its hot paths, a GC, CPU taken by other processes), and refusing requests
- * helps only against the first. By Little's law (L = λW; J. D. C. Little, "A Proof for the Queuing Formula
- * L = λW", Operations Research 9(3), 1961) a node that serves λ requests/s while its loops are W late holds at
- * least λW of them in flight, since each admitted request waits for a loop at least to be answered. So with
- * loops 100 ms late, fewer than 32 in flight means fewer than 320 requests/s: the lag is not a queue of requests,
- * and a few closed-loop clients (each waiting for its answer) can never build one. This is CoDel's distinction of
- * a "bad", standing queue from a "good" one that comes and goes (K. Nichols, V. Jacobson, "Controlling Queue
- * Delay", ACM Queue 10(5), 2012), with the in-flight count as the queue: once requests really pile up the floor
- * is passed within a fraction of a second, and shedding is as prompt as before.
- *
- * <p>Neither limit sees the overload that matters most to a client: admitted requests that wait so long that
- * their replica calls to equally loaded peers outlast {@code dht.replica-timeout} and get 504 after seconds. So
- * new client requests are also refused while the admitted ones form a standing queue ({@link QueueDelay}: their
- * least time from admission to release over the last 100 ms above {@code dht.max-queue-delay}) with at least
- * {@code dht.lag-shedding-min-in-flight} in flight, the same floor and for the same reason as the lag. A request
- * that would time out anyway thus gets its 503 up front, and the node serves the ones it admitted in time.
+ * <p>The in-flight floor follows Little's law (J. D. C. Little, "A Proof for the Queuing Formula L = λW",
+ * Operations Research 9(3), 1961) and CoDel's standing queue (K. Nichols, V. Jacobson, "Controlling Queue Delay",
+ * ACM Queue 10(5), 2012); why each limit: docs/operations.md, "AdmissionControl".
  *
  * <p>Lock-free; called on the event loops, never blocks.
  */

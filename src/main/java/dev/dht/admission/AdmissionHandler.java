@@ -26,23 +26,16 @@ import java.util.ArrayDeque;
 
 /**
  * Admission control of one HTTP/1.1 connection, in the Netty pipeline between the HTTP codec and Reactor Netty's
- * request handling: asks {@link AdmissionControl} for every client request ({@code /v0/*} but {@code /v0/status},
- * whose answer is the node's health, never its load) and answers a refused
- * one 503 ({@code Retry-After: 1}, a one-line text body) itself, so that neither Reactor Netty nor WebFlux builds
- * anything for it. An overloaded node thus refuses a request for a fraction of what refusing it in a WebFilter
- * cost (no server operations, exchange, filter chain or reactive write), which is what decides how fast its busy
- * event loop can work off the excess.
+ * request handling: asks {@link AdmissionControl} for every client request ({@code /v0/*} but {@code /v0/status})
+ * and answers a refused one itself, 503 with {@code Retry-After: 1} and a one-line text body, so that neither
+ * Reactor Netty nor WebFlux builds anything for it (counted in {@code dht.client.requests} with status 503).
  *
- * <p>The connection stays usable: a refused request's body is read and dropped, and the 503 keeps the connection
- * alive unless the request asked to close it or expected {@code 100 Continue} (its client may or may not send
- * the body, so the connection is closed after the 503). A refused request whose body turns out malformed (bad
- * chunk framing) closes the connection, as Reactor Netty does after its 400 for one; an admitted one's body is
- * marked {@link MalformedBody}, so that it is answered 400 and nothing of it is stored, and the connection closes
- * after that answer. Answers keep the order of the requests: a request refused while answers to earlier
- * (pipelined) requests on the same connection are still pending gets its 503 right after the last of them. A request admitted holds its in-flight slot until the last
- * part of its answer is written, or the connection closes; that time is its queueing delay for
- * {@link AdmissionControl#release(long)}. Refusals are counted in {@code dht.client.requests}
- * with status 503.
+ * <p>The connection stays usable: a refused request's body is read and dropped, and answers keep the order of the
+ * requests. It closes after the 503 to a request that asked to close it or expected {@code 100 Continue}, and
+ * after a malformed body (an admitted request's body is marked {@link MalformedBody} and answered 400). An
+ * admitted request holds its in-flight slot until the last part of its answer is written or the connection
+ * closes; that time is its queueing delay for {@link AdmissionControl#release(long)}. Why and the corner cases:
+ * docs/operations.md, "AdmissionHandler".
  *
  * <p>One instance per connection (not sharable); runs on the connection's event loop and never blocks.
  */

@@ -7,23 +7,17 @@ import java.util.function.LongSupplier;
 /**
  * The queueing delay of a node's admitted client requests, and whether it is a standing queue: CoDel's test
  * (K. Nichols, V. Jacobson, "Controlling Queue Delay", ACM Queue 10(5), 2012) as Facebook's RPC servers apply it
- * to requests (Wangle/Thrift, "adaptive LIFO and CoDel"). Each request's sojourn is the time from its admission
- * to its release (its last answer byte written, or its connection closed). The queue stands when the
- * <em>minimum</em> sojourn over the last {@link #INTERVAL} was above the target: then even the luckiest request
- * waited longer than the target, so a queue persisted through the whole interval. A burst that comes and goes
- * leaves some requests fast and the minimum low; only a queue that does not drain moves the minimum.
- *
- * <p>The sojourn includes the request's service (replica calls, storage), not only its wait, so the target must
- * lie well above a healthy request's time (milliseconds) and well below the time after which admitted requests
- * fail anyway ({@code dht.replica-timeout}); see {@code dht.max-queue-delay} in {@link dev.dht.config.DhtProperties}.
- * A request whose answer takes long for its own sake (a large range read, a slow client) counts too, but moves
- * the minimum only when every request of an interval is like it.
+ * to requests (Wangle/Thrift, "adaptive LIFO and CoDel"). A request's sojourn runs from its admission to its
+ * release (its last answer byte written, or its connection closed); the queue stands when the <em>minimum</em>
+ * sojourn over the last {@link #INTERVAL} was above the target. The sojourn includes the request's service, so the
+ * target ({@code dht.max-queue-delay}) must lie well above a healthy request's time and well below
+ * {@code dht.replica-timeout}.
  *
  * <p>The verdict changes only when requests complete: an interval ends with the first completion at least
- * {@link #INTERVAL} after it began, and a node that completes nothing keeps its last verdict (with nothing
- * completing, its requests do stand). Lock-free and cheap: a clock read and at most one compare-and-set per
- * completion; safe on any thread, never blocks. A completion that races with the end of an interval may count
- * for the neighbouring interval, which moves the minimum by no more than one sample.
+ * {@link #INTERVAL} after it began, and a node that completes nothing keeps its last verdict. Why the minimum:
+ * docs/operations.md, "QueueDelay".
+ *
+ * <p>Lock-free: a clock read and at most one compare-and-set per completion; safe on any thread, never blocks.
  */
 public final class QueueDelay {
     /** How long the minimum sojourn must stay above the target to count as a standing queue: CoDel's 100 ms. */

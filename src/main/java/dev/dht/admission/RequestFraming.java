@@ -8,11 +8,12 @@ import java.util.List;
 
 /**
  * Refuses request heads that Netty's codec accepts but this node does not serve: a version other than HTTP/1.x
- * ({@code HTTP/3.0} was served, and the value stored), and a {@code Transfer-Encoding} other than exactly one
- * {@code chunked} ({@code gzip, chunked} was decoded as chunked and its value stored as sent, the gzip ignored). Such a request is marked as failed to decode, so Reactor Netty answers it 400 and
- * closes the connection, and no handler sees it. The codec already refuses the other smuggling shapes
- * (Content-Length with Transfer-Encoding, differing or malformed Content-Lengths, obs-fold, HTTP/1.0 with
- * Transfer-Encoding). Runs on the connection's event loop; never blocks.
+ * (the codec lets {@code HTTP/3.0} through), and a {@code Transfer-Encoding} other than exactly one
+ * {@code chunked} (the codec decodes {@code gzip, chunked} as chunked and ignores the gzip). Such a request is
+ * marked as failed to decode, so Reactor Netty answers it 400 and closes the connection, and no handler sees it.
+ * The codec already refuses the other smuggling shapes (Content-Length with Transfer-Encoding, differing or
+ * malformed Content-Lengths, obs-fold, HTTP/1.0 with Transfer-Encoding). Runs on the connection's event loop;
+ * never blocks.
  */
 final class RequestFraming {
 

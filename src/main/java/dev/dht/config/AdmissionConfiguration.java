@@ -22,7 +22,10 @@ public class AdmissionConfiguration {
     /** Name of the {@link AdmissionHandler} in a connection's pipeline. */
     static final String ADMISSION_HANDLER = "dht.admission";
 
-    /** Started with the web server's event loops once the server is up, stopped with the context; gauge {@code dht.event.loop.lag}. */
+    /**
+     * Started with the web server's event loops once the server is up, stopped with the context; gauge
+     * {@code dht.event.loop.lag}.
+     */
     @Bean(destroyMethod = "stop")
     EventLoopLag eventLoopLag(MeterRegistry registry) {
         EventLoopLag lag = new EventLoopLag();

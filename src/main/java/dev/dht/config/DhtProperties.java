@@ -14,60 +14,32 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
 
 /**
- * All settings of a node, prefix {@code dht} (environment variables {@code DHT_SELF}, {@code DHT_NODES}, ...).
- * Checked when bound: a wrong setting stops start-up with an {@link InvalidSettingException} naming it.
+ * All settings of a node, prefix {@code dht} (environment variables {@code DHT_SELF}, {@code DHT_NODES}, ...),
+ * checked when bound: a wrong one stops start-up with an {@link InvalidSettingException} naming it. What each
+ * setting trades: docs/operations.md, "The settings explained".
  *
- * @param self            this node's base URL; must be one of {@code nodes}
- * @param nodes           base URLs of every node, self included, in the same order on every node
- * @param dataDir         directory of this node's LevelDB files; created if missing, must be writable
- * @param replicationFactor copies of a key by default: a request without {@code replicas} is answered at a
- *                        majority of this many replicas ({@code 2/3} at the default 3), or of all nodes while there
- *                        are fewer. At least 1. Default 3
- * @param maxValueSize    largest accepted value (bytes); larger bodies get 413. Default 8MB
- * @param replicaTimeout  connect and response timeout of replica calls, and how long a coordinator waits for
- *                        {@code ack} answers before 504. Default 1s
- * @param speculativeRetryDelay how long a read waits for the first {@code ack} replicas it asked before it asks
- *                        the other {@code from - ack} too; 0 asks all {@code from} at once. Must be below
- *                        {@code replicaTimeout}. Default 50ms
- * @param clusterSecret   shared secret of the internal protocol; required when there is more than one node
- * @param replicaPoolSize pooled connections per peer. Default 64
- * @param replicaWritesInFlight write requests to one peer in flight at once (at most {@code replicaPoolSize});
- *                        further writes wait and go together as one batch request when one returns. Default 1,
- *                        as for reads: a write goes at once when none is in flight to the peer, else waits at
- *                        most one round trip. A higher value sends more exchanges of fewer records each, as
- *                        fewer writes wait (figures in the commit message of this default). At 1 a peer takes at
- *                        most 128 writes per round trip: raise it for peers far away (at 200 ms, 640 writes/s;
- *                        more become hints)
- * @param replicaReadsInFlight read requests to one peer in flight at once (at most {@code replicaPoolSize});
- *                        further reads wait and go together as one batch request when one returns. Default 1:
- *                        a read goes at once when none is in flight to the peer, else waits at most one round
- *                        trip, and one exchange then carries all reads waiting (a read of a large value holds
- *                        the others that long; raise it for large values)
- * @param maxInFlightRequests client requests served at once; more get 503 at once. Default 1024
- * @param maxEventLoopLag client requests get 503 at once while a web server event loop stays this much late or
- *                        more (median of its last 5 probes, {@link dev.dht.admission.EventLoopLag}) while at least
- *                        {@code lagSheddingMinInFlight} client requests are in flight. Default 100ms
- * @param lagSheddingMinInFlight client requests that must be in flight for the event loop lag or a standing queue
- *                        ({@code maxQueueDelay}) to refuse more
- *                        (Little's law, see {@link dev.dht.admission.AdmissionControl}); 0 lets either alone refuse.
- *                        A value above {@code maxInFlightRequests} counts as that. Default 32
- * @param maxQueueDelay   client requests get 503 at once while the least time from admission to answer of the
- *                        node's client requests over the last 100 ms stays above this (a standing queue,
- *                        {@link dev.dht.admission.QueueDelay}) and at least {@code lagSheddingMinInFlight} are in flight.
- *                        Default 300ms: well above a healthy request's time (ms; a GC pause or JIT of a cold node
- *                        passes within the interval or stays below the floor), and well below
- *                        {@code replicaTimeout}'s 1s, since the requests admitted while even the least waits this
- *                        long wait longer, and their replica calls to peers as busy outlast the timeout (504)
- * @param rangeIdleTimeout how long a peer's range stream may send nothing while the coordinator waits for data
- *                        from it (a client pausing its reads does not count) before the range fails. Default 10s
- * @param ioThreads       Netty event loop threads, shared by the web server and the replica client; 0 means one
- *                        per available processor. Default 0 (Reactor Netty's own default would be at least 4)
- * @param storage         storage settings
- * @param hints           hinted handoff settings
- * @param repair          anti-entropy repair settings
- * @param tombstone       tombstone garbage collection settings
- * @param rebuild         start with an empty store and stream every record this node is a replica of from its
- *                        peers before serving reads as a replica (replacing a lost disk). Default false
+ * @param self                   this node's base URL; must be one of {@code nodes}
+ * @param nodes                  base URLs of every node, self included, in the same order on every node
+ * @param dataDir                directory of this node's LevelDB files; created if missing, must be writable
+ * @param replicationFactor      copies a request without {@code replicas} keeps (its majority answers). Default 3
+ * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. Default 8MB
+ * @param replicaTimeout         connect and answer timeout of replica calls; no quorum by then is 504. Default 1s
+ * @param speculativeRetryDelay  read wait for {@code ack} answers before asking all; below replicaTimeout. Default 50ms
+ * @param clusterSecret          shared secret of the internal protocol; required with more than one node
+ * @param replicaPoolSize        pooled connections per peer. Default 64
+ * @param replicaWritesInFlight  write requests in flight per peer (<= pool size); more wait and batch. Default 1
+ * @param replicaReadsInFlight   read requests in flight per peer (<= pool size); more wait and batch. Default 1
+ * @param maxInFlightRequests    client requests served at once; more get 503 at once. Default 1024
+ * @param maxEventLoopLag        event loop lag (median of 5 probes) above which client requests get 503. Default 100ms
+ * @param lagSheddingMinInFlight client requests in flight below which lag and queue delay refuse none. Default 32
+ * @param maxQueueDelay          least queueing delay over 100 ms above which client requests get 503. Default 300ms
+ * @param rangeIdleTimeout       how long a peer's range stream may send nothing while data is wanted. Default 10s
+ * @param ioThreads              event loops of the web server and replica client; 0: one per processor. Default 0
+ * @param storage                storage settings
+ * @param hints                  hinted handoff settings
+ * @param repair                 anti-entropy repair settings
+ * @param tombstone              tombstone garbage collection settings
+ * @param rebuild                stream this node's records from its peers before serving replica reads. Default false
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
@@ -203,40 +175,18 @@ public record DhtProperties(
     }
 
     /**
-     * Storage settings, prefix {@code dht.storage}.
+     * Storage settings, prefix {@code dht.storage}; what each trades: docs/operations.md, "The settings explained".
      *
-     * @param engine        jni (leveldbjni, x86-64 only, the default) or java (pure-Java port, any CPU)
-     * @param sync          fsync every write: survives power loss, not only {@code kill -9}. Default false
-     * @param threads       storage worker threads. Default 4
-     * @param queueCapacity storage tasks that may wait; beyond it requests get 503. Default 1024
-     * @param rowCacheSize  memory for the row cache of recently read records, kept current by writes (bytes,
-     *                      suffixes KB, MB, GB); 0 turns it off. Default 0 (off, as Cassandra's
-     *                      {@code row_cache_size}): cached rows live on the heap for seconds, so every young
-     *                      collection copies them, and with reads spread over more keys than it holds the cache
-     *                      churns and makes pauses longer without making reads faster (LevelDB's block cache and
-     *                      the page cache are off-heap). Worth it for a hot set of keys that fits
-     * @param minFreeSpace  usable space the data dir's file system must keep (bytes, suffixes KB, MB, GB): below
-     *                      it writes get 503 and nothing is written, until space is freed (leveldbjni would die of
-     *                      SIGBUS on a full disk); 0 turns the check off. Default 64MB. LevelDB keeps writing on its
-     *                      own after writes are refused, and all of it must fit: a memtable flush (up to
-     *                      {@code writeBufferSize}) and a level-0 compaction, which merges the 4 level-0 files (4
-     *                      memtables) with level 1 (10MB) into new files before it deletes the old ones: about 5
-     *                      memtables and 10MB (30MB with the default 4MB memtables). Keep it above that
-     * @param compactionNice the Linux nice value (0-19) of LevelDB's background thread, which flushes and compacts:
-     *                      higher lets compactions wait while requests need the CPU, which shortens a busy
-     *                      node's PUT latencies. 0 leaves it as the JVM's threads, the default: the same thread
-     *                      also flushes full memtables, and LevelDB makes writers wait for that flush, so on a CPU
-     *                      kept busy by overload a high value stalls writes for seconds. RocksDB lowers only its
-     *                      compaction pool, never its flushes; LevelDB has one thread for both. Raise it only with
-     *                      CPU to spare (figures: {@code gatling/results/2026-11-25-0300-compaction-nice.md}). JNI
-     *                      engine on Linux only
-     * @param writeBufferSize the memtable's size (LevelDB's {@code write_buffer_size}; bytes, suffixes KB, MB):
-     *                      each full memtable becomes a level-0 table file. Default 4MB, LevelDB's own. Larger ones
-     *                      mean less compaction per byte written but longer flushes and compactions, which writers
-     *                      wait for: a larger one answered more PUTs/s under closed-loop load and broke at a lower
-     *                      rate under open-loop load ({@code gatling/results/2026-11-25-0722-write-buffer-size.md}).
-     *                      Up to two are in memory at once, a restart after a crash replays up to one of log, and
-     *                      {@code minFreeSpace} must cover about 5 of them
+     * @param engine          jni (leveldbjni, x86-64 only, the default) or java (pure-Java port, any CPU)
+     * @param sync            fsync every write: survives power loss, not only {@code kill -9}. Default false
+     * @param threads         storage worker threads. Default 4
+     * @param queueCapacity   storage tasks that may wait; beyond it requests get 503. Default 1024
+     * @param rowCacheSize    heap for a row cache of recently read records (bytes, KB, MB, GB); 0: off. Default 0
+     * @param minFreeSpace    usable space the data dir must keep, or writes get 503 (bytes, KB, MB, GB); 0: no
+     *                        check. Default 64MB
+     * @param compactionNice  Linux nice value (0-19) of LevelDB's flush and compaction thread; JNI engine on Linux
+     *                        only. Default 0
+     * @param writeBufferSize LevelDB's memtable size, its {@code write_buffer_size} (bytes, KB, MB). Default 4MB
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,

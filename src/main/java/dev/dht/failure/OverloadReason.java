@@ -10,7 +10,10 @@ import java.util.Locale;
 public enum OverloadReason {
     /** This node's storage queue was full: its storage threads are behind. */
     STORAGE_QUEUE_FULL,
-    /** The data dir has less usable space than {@code dht.storage.min-free-space}: writes resume when space is freed. */
+    /**
+     * The data dir has less usable space than {@code dht.storage.min-free-space}: writes resume when space is
+     * freed.
+     */
     DISK_FULL,
     /** This node is rebuilding its store and answers no replica reads yet. */
     REBUILDING,

@@ -9,14 +9,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Bit layout of a timestamp: bits 63-16 hold wall-clock milliseconds since the epoch (timestamps stay
  * positive until about the year 6400), bits 15-0 a counter that orders events within one millisecond.
- * {@link #now()} returns {@code max(wall << 16, last + 1)}, so it is strictly increasing even when the wall clock steps back or more
- * than 65 536 events happen in one millisecond (the counter then carries into the millisecond bits).
- * {@link #observe(long)} merges a timestamp seen from another node, so that later local writes order after it.
+ * {@link #now()} returns {@code max(wall << 16, last + 1)}, so it is strictly increasing even when the wall clock
+ * steps back or more than 65 536 events happen in one millisecond (the counter then carries into the millisecond
+ * bits). {@link #observe(long)} merges a timestamp seen from another node, so that later local writes order after
+ * it.
  *
  * <p>The node's clock is started by {@link NodeHeartbeat}, which persists a high-water mark ahead of it and
- * starts it above that mark after a restart, so it does not go backwards across restarts either.
- *
- * <p>Thread-safe and lock-free; never blocks.
+ * starts it above that mark after a restart, so it does not go backwards across restarts either. Thread-safe and
+ * lock-free; never blocks.
  */
 public final class HybridLogicalClock {
     private static final int COUNTER_BITS = 16;

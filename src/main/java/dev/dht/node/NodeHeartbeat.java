@@ -15,29 +15,20 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The node's heartbeat file ({@value #FILE_NAME} in {@code dht.data-dir}): when the node was last up, and a
- * high-water mark of its {@link HybridLogicalClock}. Two guarantees rest on it:
- * <ul>
- *   <li>No resurrection: a node that was down longer than {@code dht.tombstone.gc-grace} may hold values whose
- *       tombstones the other nodes have purged meanwhile; started on such data it would spread them again.
- *       {@link #open} refuses to start it (unless {@code dht.rebuild} is set) and tells the operator to rebuild
- *       it (Cassandra's rule: never bring back a node down longer than gc_grace_seconds).</li>
- *   <li>A clock that survives restarts: the file holds the clock's latest timestamp and a high-water mark
- *       {@link #MARGIN} ahead of it, rewritten every {@link #PERIOD}, long before the clock reaches the mark. A
- *       restarted node never stamps a write lower than one it acknowledged before, even with its wall clock set
- *       back, and starts no further ahead than it must ({@link #restartTimestamp}): starting every restart above
- *       the mark would put a quickly restarted node's timestamps up to the margin ahead of its peers', and its
- *       writes would then beat later writes coordinated elsewhere (last-write-wins) for that long.</li>
- * </ul>
+ * The node's heartbeat file ({@value #FILE_NAME} in {@code dht.data-dir}), rewritten every {@link #PERIOD}: when the
+ * node was last up, and a high-water mark {@link #MARGIN} ahead of its {@link HybridLogicalClock}. {@link #open}
+ * refuses to start a node down longer than {@code dht.tombstone.gc-grace} unless {@code dht.rebuild} is set, saying
+ * how to rebuild it (Cassandra's gc_grace_seconds rule). A restarted node never stamps a write lower than one it
+ * acknowledged before, even with its wall clock set back, yet starts no further ahead than it must
+ * ({@link #restartTimestamp}); why: docs/replication-and-repair.md, "Clocks and durability".
  *
  * <p>File format: text lines {@code last-up-millis N} (wall-clock ms since the epoch), {@code clock-high-water T}
- * (an HLC timestamp), and since the restart rule above also {@code clock-latest T}, {@code beat-millis N} (wall-clock
- * ms of the write) and {@code clean-shutdown 0|1}; a file with only the first two (an older node) restarts above
- * the high-water mark. Written atomically: a temporary file is written and fsync'ed,
- * then renamed over the old one, so a crash leaves the old or the new file, never a torn one.
+ * (an HLC timestamp), {@code clock-latest T}, {@code beat-millis N} (wall-clock ms of the write) and
+ * {@code clean-shutdown 0|1}; a file with only the first two (an older node) restarts above the high-water mark.
+ * Written atomically (temporary file, fsync, rename), so a crash never leaves a torn file.
  *
- * <p>Threading: {@link #open}, {@link #beat} and {@link #close} block on disk I/O (start-up, the
- * {@code heartbeat} thread, context close); never call them on an event loop.
+ * <p>Threading: {@link #open}, {@link #beat} and {@link #close} block on disk I/O (start-up, the {@code heartbeat}
+ * thread, context close); never call them on an event loop.
  */
 public final class NodeHeartbeat implements AutoCloseable {
     /** The heartbeat file's name in {@code dht.data-dir}. */

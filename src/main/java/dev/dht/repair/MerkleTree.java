@@ -17,9 +17,8 @@ import net.openhft.hashing.LongHashFunction;
  * order the records are added in, so the tree is built by streaming a store in one pass with memory
  * O(segments), and 0 stands for an empty segment. Inner nodes hash their two children. The nodes are kept in
  * an array in heap order: node 1 is the root, node i has children 2i and 2i+1, the leaves are nodes
- * {@link #SEGMENTS} to 2 * {@link #SEGMENTS} - 1.
- *
- * <p>Not thread-safe: one thread builds a tree ({@link #add}, then {@link #seal}); a sealed tree is read-only.
+ * {@link #SEGMENTS} to 2 * {@link #SEGMENTS} - 1. Not thread-safe: one thread builds a tree ({@link #add}, then
+ * {@link #seal}); a sealed tree is read-only.
  */
 public final class MerkleTree {
     /** Bits of a key hash that choose its segment. */

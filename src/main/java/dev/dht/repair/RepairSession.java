@@ -18,20 +18,15 @@ import reactor.core.publisher.Mono;
 
 /**
  * One anti-entropy exchange between this node and one peer (after Cassandra's repair and Riak's active
- * anti-entropy): both build the {@link MerkleTree} of the records they should both hold ({@link RepairScope}),
- * this node fetches the peer's tree and descends only into differing subtrees, then streams both sides'
- * records of the differing segments in key order and merge-joins them: a record the peer lacks or has older is
- * pushed to it (the replica write path), one this node lacks or has older is written here. Either happens only
- * if the receiving node is among the record's first {@code from} replicas, so repair never adds copies.
+ * anti-entropy): both build the {@link MerkleTree} of the records they should both hold ({@link RepairScope}), this
+ * node fetches the peer's whole tree in one exchange and descends only into differing subtrees, then streams both
+ * sides' full records of the differing segments in key order and merge-joins them: a record the peer lacks or has
+ * older is pushed to it (the replica write path), one this node lacks or has older is written here. Either happens
+ * only if the receiving node is among the record's first {@code from} replicas, so repair never adds copies. Why
+ * whole trees and full records: docs/replication-and-repair.md, "RepairSession".
  *
- * <p>The tree is sent whole (16 KiB) in one exchange instead of level by level as Riak does: each side then
- * scans its store once for the tree and once for the differing segments, where level-by-level requests would
- * make the peer keep or rebuild its tree between them. The peer streams full records of the differing segments
- * rather than key/timestamp digests, so the records to pull arrive without another request per key; the cost
- * is the values of equal records that share a segment with a differing one.
- *
- * <p>Paced: at most {@code maxRate} keys per second pass the merge-join, in batches of {@link #BATCH}; memory
- * is bounded by the merge's prefetch and one batch. Non-blocking; storage work runs on the storage scheduler.
+ * <p>Paced: at most {@code maxRate} keys per second pass the merge-join, in batches of {@link #BATCH}; memory is
+ * bounded by the merge's prefetch and one batch. Non-blocking; storage work runs on the storage scheduler.
  */
 final class RepairSession {
     /** Keys handled together: one local write batch, up to this many pushes, one pause. */

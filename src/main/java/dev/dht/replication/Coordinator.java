@@ -36,7 +36,10 @@ public final class Coordinator {
     private final HybridLogicalClock clock;
     private final Duration timeout;
     private final Duration speculativeRetryDelay;
-    /** Counters {@code dht.quorum} by operation (GET, PUT, DELETE): [outcome success, outcome failure], registered once. */
+    /**
+     * Counters {@code dht.quorum} by operation (GET, PUT, DELETE): [outcome success, outcome failure], registered
+     * once.
+     */
     private final Map<String, Counter[]> quorumOutcomes = new HashMap<>();
     private final Counter repairsSent;
     private final Counter repairsFailed;
@@ -73,19 +76,15 @@ public final class Coordinator {
     }
 
     /**
-     * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of
-     * them has a record or the newest has expired (TTL, judged against this node's wall clock,
-     * {@link HybridLogicalClock#wallMillis()}). A tombstone is returned as such (the caller answers 404). An
-     * expired value still wins last-write-wins by its timestamp and is read-repaired as it is, so it hides older
-     * values like a tombstone of its write's timestamp. The node clock observes the
+     * Reads {@code id}: the newest record among the first {@code ack} answers, or empty Optional if none of them
+     * has a record or the newest has expired (TTL, judged against this node's wall clock,
+     * {@link HybridLogicalClock#wallMillis()}; an expired value still wins last-write-wins by its timestamp and is
+     * read-repaired as it is). A tombstone is returned as such (the caller answers 404). The node clock observes the
      * newest timestamp read, so a write this node coordinates after the read orders after what was read.
      *
-     * <p>Only {@code ack} of the {@code from} replicas are asked at first, this node before peers and peers that
-     * answered their last call before those that failed it or leave their calls unanswered past the speculative
-     * retry delay ({@link Replica#readRank}); another is asked when
-     * one fails, and all the rest once {@code dht.speculative-retry-delay} passes
-     * ({@link ReplicaPlan#forRead}), the latter for at most about 10 % of the reads
-     * ({@link RetryBudget}), so that an overloaded cluster does not add reads. Counter
+     * <p>Only {@code ack} of the {@code from} replicas are asked at first, in {@link Replica#readRank} order; another
+     * when one fails, and all the rest once {@code dht.speculative-retry-delay} passes ({@link ReplicaPlan#forRead}),
+     * the latter for at most about 10 % of the reads ({@link RetryBudget}). Counter
      * {@code dht.read.speculative.retries} counts the replicas asked beyond the first {@code ack}.
      *
      * <p>When the {@code ack} answers disagree, the answer waits until the stale ones among them got the newest

@@ -7,17 +7,14 @@ import java.util.function.LongSupplier;
 /**
  * The calls to one peer still waiting for an answer, and since when the peer has answered none of them: tells a
  * stalled peer (one that takes calls but answers nothing, as a process frozen by SIGSTOP, a long GC pause or a
- * saturated disk does) long before any of its calls fails at {@code dht.replica-timeout}. A peer is stalled
- * while at least one call to it is outstanding and it has given no answer for longer than the stall threshold
- * ({@code dht.speculative-retry-delay}); the time counts from its last answer, or from when a call went out to
- * it while none was outstanding. Its first answer ends the stall.
+ * saturated disk does) long before any of its calls fails at {@code dht.replica-timeout}. A peer is stalled while
+ * at least one call to it is outstanding and it has given no answer for longer than the stall threshold
+ * ({@code dht.speculative-retry-delay}); the time counts from its last answer, or from when a call went out to it
+ * while none was outstanding. Its first answer ends the stall. A peer that answers every call, but late (a slow
+ * link), is told by a smoothed answer time instead ({@link #slow}).
  *
- * <p>After the pending-request signal of Finagle's failure accrual and load balancers ({@code FailureAccrualFactory},
- * {@code Balancers.aperture}, which count outstanding requests per endpoint) and Cassandra's dynamic snitch
- * ({@code DynamicEndpointSnitch}, which ranks replicas by recent latency so reads stop going first to a replica
- * that has become slow). Unlike a latency average, which learns of a hung peer only from calls that finished,
- * this sees it from the calls that have not. A peer that answers every call, but late (a slow link), is told by a
- * smoothed answer time instead ({@link #slow}).
+ * <p>After Finagle's failure accrual and aperture balancer, which count outstanding requests per endpoint, and
+ * Cassandra's {@code DynamicEndpointSnitch}; why: docs/replication-and-repair.md, "OutstandingCalls".
  *
  * <p>Thread-safe and lock-free: one atomic counter and two volatile fields; a call costs two atomic updates
  * and one {@link System#nanoTime} read (two when it is answered). Never blocks.

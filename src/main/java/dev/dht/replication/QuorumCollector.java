@@ -15,27 +15,19 @@ import reactor.core.publisher.MonoSink;
 import reactor.util.context.Context;
 
 /**
- * Carries out a {@link ReplicaPlan}: asks its contacts and waits for the first {@code ack} successes. Pure
- * Reactor, no I/O of its own.
- *
- * <p>Semantics (after Cassandra's {@code blockFor}): the result completes with the first {@code ack}
+ * Carries out a {@link ReplicaPlan}: asks its contacts and waits for the first {@code ack} successes (after
+ * Cassandra's {@code blockFor}). Pure Reactor, no I/O of its own. The result completes with the first {@code ack}
  * successes in arrival order; it fails with {@link QuorumNotReachedException} as soon as
- * {@code failures > from - ack} (quorum became impossible) or when the plan's timeout passes. The timeout is for
- * replicas behind the network: a write to this node's own store ({@link ReplicaPlan#local()}) is not a missing
- * replica when merely slow, so when it alone keeps the quorum open at the timeout the result waits for it, and a
- * local write that then lands is acknowledged instead of being answered 504 although it was stored. Its wait is
- * bounded by the storage queue: a saturated store refuses writes up front ({@link OverloadedException}, 503)
- * instead of queueing them without bound.
+ * {@code failures > from - ack} (quorum became impossible) or when the plan's timeout passes, except that a slow
+ * write to this node's own store ({@link ReplicaPlan#local()}) that alone keeps the quorum open is waited for (a
+ * saturated store refuses up front instead, {@link OverloadedException}, 503).
  *
  * <p>Only the plan's first {@link ReplicaPlan#initial()} contacts are asked at once; the next one after each
  * failure, and all the rest once the speculative retry delay passes (if the plan has one and allows it then).
- * Tolerance is unchanged by that: the result fails only once {@code from - ack + 1} calls failed, or at the
- * timeout.
  *
- * <p>Replica calls are detached: each is subscribed once on its own and runs to completion (or its own
- * timeout) even after the quorum answered, failed or was cancelled. A write that is no longer needed for the
- * answer therefore still reaches a slow replica, and no pooled connection is closed by a cancel. Callbacks may
- * come from any thread (storage threads, event loops, the timer's); never blocks.
+ * <p>Replica calls are detached: each is subscribed once on its own and runs to completion (or its own timeout)
+ * even after the quorum answered, failed or was cancelled. Callbacks may come from any thread (storage threads,
+ * event loops, the timer's); never blocks. Why: docs/replication-and-repair.md, "QuorumCollector".
  */
 public final class QuorumCollector {
 

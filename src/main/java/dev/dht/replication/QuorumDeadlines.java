@@ -10,18 +10,13 @@ import reactor.core.Disposable;
  * The deadlines of quorum waits (a coordinator's timeout and speculative retry, {@link QuorumCollector}) on one
  * hashed timing wheel shared by the process: Netty's {@link HashedWheelTimer}, the scheme of G. Varghese and
  * T. Lauck ("Hashed and Hierarchical Timing Wheels", SOSP 1987), which Kafka's request purgatory also uses
- * (hierarchically) for its per-request timeouts.
+ * (hierarchically) for its per-request timeouts. Why a wheel: nearly every deadline is cancelled before it fires,
+ * and adding to and cancelling in the wheel are lock-free queue offers that wake no thread (docs/performance.md,
+ * "QuorumDeadlines").
  *
- * <p>Why not {@code Schedulers.parallel()}: every request sets a deadline and nearly every one is cancelled
- * before it fires. A {@code ScheduledThreadPoolExecutor} takes a lock per schedule and cancel and wakes its
- * thread whenever the new deadline is its earliest (its queue is often empty, every earlier one cancelled), so a
- * request cost a futex wake-up and a thread switch for a timer that never ran (issue #20; the profile's figures are
- * in commit a6bb7d2). Adding to and cancelling in the wheel are lock-free queue offers that wake nothing; the
- * wheel's thread wakes once per tick instead, whatever the request rate.
- *
- * <p>Precision: a deadline fires up to one tick (5 ms) late, never early; against a 1-s replica
- * timeout and a 50-ms speculative retry that is within their purpose. Tasks run on the wheel's one daemon thread
- * ({@code quorum-deadlines}) and must not block: they only fail or widen a quorum wait. Safe from any thread.
+ * <p>Precision: a deadline fires up to one tick (5 ms) late, never early. Tasks run on the wheel's one daemon
+ * thread ({@code quorum-deadlines}) and must not block: they only fail or widen a quorum wait. Safe from any
+ * thread.
  */
 public final class QuorumDeadlines {
     /** The wheel's tick, ms: how late a deadline may fire, and how often the wheel's thread wakes. */

@@ -31,10 +31,10 @@ public interface Replica {
 
     /**
      * How early a read that needs only some replicas asks this one, lowest first: {@link #IN_PROCESS},
-     * {@link #PEER_UP}, {@link #PEER_SLOW} or {@link #PEER_DOWN}. A minimal snitch (after Cassandra's, which ranks replicas by
-     * proximity and recent latency): it uses only where the replica is, whether its last call succeeded, whether
-     * it is answering the calls outstanding to it and how fast it answered lately ({@link OutstandingCalls}).
-     * Non-blocking.
+     * {@link #PEER_UP}, {@link #PEER_SLOW} or {@link #PEER_DOWN}. A minimal snitch (after Cassandra's, which ranks
+     * replicas by proximity and recent latency): it uses only where the replica is, whether its last call
+     * succeeded, whether it is answering the calls outstanding to it and how fast it answered lately
+     * ({@link OutstandingCalls}). Non-blocking.
      */
     int readRank();
 

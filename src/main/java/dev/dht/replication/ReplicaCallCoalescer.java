@@ -12,26 +12,17 @@ import reactor.core.publisher.Mono;
 import reactor.core.publisher.MonoSink;
 
 /**
- * Coalesces the replica calls of one kind (writes, or reads) this coordinator sends to one peer, after
- * Cassandra's outbound message coalescing and the group commit of databases: while fewer than
- * {@code maxInFlight} requests of the kind are in flight to the peer, a call goes out at once, on its own;
- * beyond that it waits, and all calls waiting go out together, as one batch request, as soon as a request
- * returns. Under light load nothing waits; under heavy load one HTTP exchange carries many calls, so
- * replication's cost per call falls as the load rises (the cost of an exchange, not of a record, is what limits a
- * cluster on few cores).
+ * Coalesces the replica calls of one kind (writes, or reads) to one peer (Cassandra's outbound message coalescing,
+ * the group commit of databases): while fewer than {@code maxInFlight} requests of the kind are in flight to the
+ * peer a call goes out at once, alone; beyond that it waits, and all calls waiting go out as one batch request when
+ * a request returns. A batch holds at most {@link #MAX_BATCH_RECORDS} calls and
+ * {@link InternalProtocol#BATCH_MAX_BYTES} of frames; a call framed larger than a sixteenth of that goes alone. At
+ * most {@code max(maxInFlight, MIN_WAITING_BATCHES) * MAX_BATCH_RECORDS} calls wait; one beyond fails at once with
+ * {@link OverloadedException} ({@link OverloadReason#REPLICA_CALLS_WAITING}), a 503. Why:
+ * docs/replication-and-repair.md, "ReplicaCallCoalescer".
  *
- * <p>A batch holds at most {@link #MAX_BATCH_RECORDS} calls and {@link InternalProtocol#BATCH_MAX_BYTES} of
- * frames; a call whose frame is larger than a sixteenth of that always goes alone. At most as many calls may wait
- * as the next round of batches carries, and never fewer than {@link #MIN_WAITING_BATCHES} batches' worth
- * ({@code max(maxInFlight, MIN_WAITING_BATCHES) * MAX_BATCH_RECORDS}); a call beyond that fails at once with
- * {@link OverloadedException} ({@link OverloadReason#REPLICA_CALLS_WAITING}), which the quorum counts as a
- * refusal (503), as it does a full connection
- * pool: it would wait for more round trips than that, and a line that long only turns overload into timeouts
- * (504). The floor keeps a burst at one request in flight (the default) from being refused sooner than at four.
- *
- * <p>A batch request that fails fails every call in it; one that succeeds gives each call its own result. Thread-safe
- * and non-blocking: calls arrive from any thread, and the next batch is sent from the thread that saw a request
- * return (an event loop).
+ * <p>A failed batch request fails every call in it; one that succeeds gives each call its own result. Thread-safe
+ * and non-blocking: calls arrive from any thread; the next batch goes from the thread that saw a request return.
  *
  * @param <T> what one call carries (a key and record for a write, a key for a read)
  * @param <R> one call's result

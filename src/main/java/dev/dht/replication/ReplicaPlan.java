@@ -93,7 +93,10 @@ public final class ReplicaPlan {
                 onExtraContact);
     }
 
-    /** The blocking read repair of {@code stale} replicas: all asked at once, all must succeed within {@code timeout}. */
+    /**
+     * The blocking read repair of {@code stale} replicas: all asked at once, all must succeed within
+     * {@code timeout}.
+     */
     public static ReplicaPlan forReadRepair(List<Replica> stale, Duration timeout) {
         return new ReplicaPlan("GET read repair", stale, stale.size(), stale.size(), -1, timeout, null, null, NOTHING);
     }

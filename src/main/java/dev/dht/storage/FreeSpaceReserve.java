@@ -12,21 +12,15 @@ import java.util.function.LongSupplier;
 
 /**
  * The usable space a node's data dir must keep ({@code dht.storage.min-free-space}): writes to LevelDB (records,
- * hints) first {@link #require()} it and are refused with {@link OverloadedException} (disk full, answered 503) below it.
- *
- * <p>Why: leveldbjni's LevelDB writes its log and table files through memory-mapped regions it has extended with
- * {@code ftruncate}; on a full file system the first write into such a page kills the process with SIGBUS
- * (measured on an 8 MB tmpfs: the node died on its first PUT after the disk filled, no error, no answer). No
- * {@link IOException} ever reaches Java, so the only clean answer is not to write when the disk is nearly full.
- * The reserve must hold what LevelDB may still write on its own: the mapped log chunk (up to 1 MB), a memtable
- * flush (4 MB) and compaction output (2 MB files).
+ * hints) first {@link #require()} it and are refused with {@link OverloadedException} (disk full, answered 503)
+ * below it. Why: leveldbjni writes through memory-mapped regions, and on a full file system the first write into
+ * such a page kills the process with SIGBUS; no {@link IOException} ever reaches Java, so the only clean answer is
+ * not to write when the disk is nearly full. What the reserve must hold: docs/operations.md, "FreeSpaceReserve".
  *
  * <p>A check asks the file system ({@code statvfs}, microseconds): blocking, so it runs where the write runs
  * (storage scheduler, hints thread). While the last answer showed at least {@link #FAR_FROM_RESERVE_BYTES} above
- * the reserve, checks within {@link #RECHECK_NANOS} of it reuse that answer instead of asking again: at thousands
- * of writes a second, a {@code statvfs} per write showed in a PUT's CPU profile (figures in commit e54ef7b), and no
- * writer fills 1 GiB in 10 ms. Nearer the reserve every check asks the file system, so a filling disk is refused
- * as promptly as before. Thread-safe.
+ * the reserve, checks within {@link #RECHECK_NANOS} of it reuse that answer instead of asking again; nearer the
+ * reserve every check asks the file system, so a filling disk is refused promptly. Thread-safe.
  */
 public final class FreeSpaceReserve {
     /** No reserve: every check passes. */
@@ -41,7 +35,10 @@ public final class FreeSpaceReserve {
     private final long reserveBytes;
     private final LongSupplier usableSpace;
     private final LongSupplier nanoClock;
-    /** When the last answer far from the reserve came ({@link #nanoClock}); only meaningful while {@link #farFromReserve}. */
+    /**
+     * When the last answer far from the reserve came ({@link #nanoClock}); only meaningful while
+     * {@link #farFromReserve}.
+     */
     private volatile long farAnswerNanos;
     private volatile boolean farFromReserve;
 

@@ -4,10 +4,10 @@ import java.io.IOException;
 
 /**
  * A {@link RecordRepository} that refuses writes ({@code OverloadedException} with reason {@code DISK_FULL},
- * answered 503) while the data dir's file system has less usable space than its {@link FreeSpaceReserve} (why: see there), and lets them through again
- * as soon as space is freed. Purges are writes too and are refused the same way; a {@link #compact} below the
- * reserve is skipped (it needs room for its output). Reads are unaffected. Blocking as the delegate is (plus one
- * {@code statvfs} per write); thread-safe as the delegate is.
+ * answered 503) while the data dir's file system has less usable space than its {@link FreeSpaceReserve} (why: see
+ * there), and lets them through again as soon as space is freed. Purges are writes too and are refused the same
+ * way; a {@link #compact} below the reserve is skipped (it needs room for its output). Reads are unaffected.
+ * Blocking as the delegate is (plus at most one {@code statvfs} per write); thread-safe as the delegate is.
  */
 public final class FreeSpaceReserveRepository extends ForwardingRecordRepository {
     private final FreeSpaceReserve reserve;

@@ -18,20 +18,10 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The one native thread on which leveldbjni's LevelDB flushes memtables and compacts, for every database of the
- * process (LevelDB's {@code PosixEnv} starts it on the first compaction it schedules), and its CPU priority.
- *
- * <p>Why: a node's compactions compete for the CPU with the threads that answer clients. Compaction work grows with
- * the data (each byte is rewritten once per level), so at a fixed write rate a node's PUT p99 rose as its store grew
- * ({@code gatling/results/2026-11-25-0300-compaction-nice.md}). Compaction is background work that may wait a few
- * milliseconds; a client may not. Like RocksDB's
- * {@code Env::LowerThreadPoolCPUPriority} (which also sets nice 19), {@link #lowerPriority} gives the thread a
- * higher nice value: the scheduler then runs it when the request threads leave the CPU idle. It is never starved
- * for good: a nice-19 thread still gets a small share of a busy CPU, and when compaction falls behind, LevelDB
- * itself slows writers (1 ms per write from 8 level-0 files, a stop at 12), which frees the CPU for it. But that
- * small share is also all the flushes of full memtables get, and a writer whose memtable is full waits for the
- * previous one's flush: on a CPU that overload keeps busy, writes stall for seconds (RocksDB lowers only its
- * compaction pool and keeps flushes at normal priority; LevelDB has one thread for both). So the setting is off
- * by default ({@code dht.storage.compaction-nice=0}).
+ * process (LevelDB's {@code PosixEnv} starts it on the first compaction it schedules), and its CPU priority:
+ * {@link #lowerPriority} gives it a higher nice value ({@code dht.storage.compaction-nice}), as RocksDB's
+ * {@code Env::LowerThreadPoolCPUPriority} does, so that compactions take the CPU when requests leave it idle. Why
+ * that is off by default: docs/performance.md, "LevelDbBackgroundThread".
  *
  * <p>How the thread is found: a new Linux thread inherits the name ({@code /proc/<pid>/task/<tid>/comm}) of the
  * thread that creates it. {@link #open} opens the process's first JNI database on a Java thread named

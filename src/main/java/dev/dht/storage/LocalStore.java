@@ -27,8 +27,8 @@ import reactor.util.context.Context;
  * <p>Writes subscribed on an event loop go to the storage threads with the other writes of the loop's turn and
  * complete back on that loop ({@link StorageHandOff}): one hand-off per turn instead of one per write, and one
  * storage thread at a time in LevelDB's writer queue per loop instead of several. Reads go one task each and
- * complete on their storage thread: grouped, every answer of a turn waits for the turn's last read, and GETs gained
- * nothing, paired (gatling/results/2026-11-26-1106-storage-hand-off-per-turn.md).
+ * complete on their storage thread: grouped, every answer of a turn would wait for the turn's last read, for no
+ * gain in GETs.
  */
 public final class LocalStore implements AutoCloseable {
     private final RecordRepository repository;
@@ -114,9 +114,9 @@ public final class LocalStore implements AutoCloseable {
      * write may still wait on the disk. The last-write-wins check may read the stored record first (a block
      * cache miss reads a table file; {@link LevelDbRecordRepository#upsert} says when), and LevelDB throttles
      * writers while compaction lags (a 1-ms sleep per write once level 0 holds 8 files, a full stop at 12, a wait
-     * while a full memtable is flushed). On an event loop such a wait stalls every connection of that loop; run
-     * there, PUTs lost most of their throughput under load (issue #20, commit cd8f732). Subscribed on an event loop,
-     * the write goes with the other writes of the loop's turn and completes on that loop ({@link StorageHandOff}).
+     * while a full memtable is flushed). On an event loop such a wait would stall every connection of that loop.
+     * Subscribed on an event loop, the write goes with the other writes of the loop's turn and completes on that loop
+     * ({@link StorageHandOff}).
      */
     public Mono<Boolean> write(byte[] key, Record record) {
         return handOff.call(() -> apply(key, record)).onErrorMap(RejectedExecutionException.class, this::refused);

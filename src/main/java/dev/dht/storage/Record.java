@@ -6,30 +6,19 @@ import java.util.Arrays;
 import java.util.Objects;
 
 /**
- * One stored version of a key: a value or a tombstone, stamped with the {@link HybridLogicalClock} timestamp
- * of the write that produced it, with the write's replica count ({@code from}) and an optional expiry (TTL).
- *
- * <p>This class is the single definition of the binary layout used both on disk (LevelDB values) and on the
- * internal replica protocol (HTTP bodies). Two header forms exist; flag bit 1 tells them apart, so records
- * written before the extended form (format 0) still decode:
+ * One stored version of a key: a value or a tombstone, stamped with the {@link HybridLogicalClock} timestamp of
+ * its write, with the write's replica count ({@code from}) and an optional expiry (TTL). Immutable (callers must
+ * not modify the array {@link #value()} returns). The one definition of the layout on disk (LevelDB values) and in
+ * the internal replica protocol (HTTP bodies):
  * <pre>
- * offset  size  field
- *      0     8  timestamp, big-endian signed long (hybrid logical clock: 48 bits of wall-clock
- *               milliseconds since the epoch, then a 16-bit counter; see HybridLogicalClock)
- *      8     1  flags: bit 0 set = tombstone
- *                      bit 1 set = format 1: the two fields below follow (clear = format 0, value at offset 9)
- *                      bits 2-7 reserved, written as 0, rejected if set
- * format 1 only:
- *      9     1  from: the number of replicas the write asked for, unsigned 1-255 (the key's first {@code from}
- *               rendezvous replicas hold it); format 0 decodes as 0 = unknown
- *     10     8  expiry, big-endian: wall-clock milliseconds since the epoch from which the record reads as
- *               absent (TTL); 0 = never; format 0 decodes as 0
- *  9/18      n  value bytes (n = total length - header; always 0 for a tombstone)
+ * offset size field
+ *      0    8 timestamp, big-endian signed long (HLC: 48 bits of wall-clock ms since the epoch, 16-bit counter)
+ *      8    1 flags: bit 0 tombstone; bit 1 format 1 (the two fields below follow); bits 2-7 0, rejected if set
+ *      9    1 format 1 only: from, replicas the write asked for, unsigned 1-255; format 0 decodes as 0 = unknown
+ *     10    8 format 1 only: expiry, big-endian wall-clock ms since the epoch; 0 = never; format 0 decodes as 0
+ *   9/18    n value bytes (n = total length - header; 0 for a tombstone)
  * </pre>
- * A record with neither a replica count nor an expiry is written in format 0, byte for byte as before.
- *
- * <p>Instances are immutable; the value array is never exposed for writing (callers must not modify the array
- * returned by {@link #value()}).
+ * A record with neither {@code from} nor expiry is written in format 0, so records older than format 1 decode.
  */
 public final class Record {
     /** Bytes before the value in format 0: 8 bytes timestamp + 1 byte flags. */
@@ -65,7 +54,10 @@ public final class Record {
         this.value = value;
     }
 
-    /** A live value written at {@code timestamp}, replica count unknown, no expiry; {@code value} may be empty, never null. */
+    /**
+     * A live value written at {@code timestamp}, replica count unknown, no expiry; {@code value} may be empty, never
+     * null.
+     */
     public static Record value(long timestamp, byte[] value) {
         return value(timestamp, value, 0, 0);
     }
@@ -159,7 +151,10 @@ public final class Record {
         return header;
     }
 
-    /** Encodes the layout described in the class comment; the result is a fresh array of {@link #encodedSize()} bytes. */
+    /**
+     * Encodes the layout described in the class comment; the result is a fresh array of {@link #encodedSize()}
+     * bytes.
+     */
     public byte[] encode() {
         return encodeInto(ByteBuffer.allocate(encodedSize())).array();
     }

@@ -7,7 +7,8 @@ import java.util.Iterator;
  * Persistent map from key bytes to the newest {@link Record} known for that key.
  *
  * <p>Every method may block on disk I/O: call them only from the storage scheduler ({@link StorageScheduler}) or
- * the tombstone GC's own thread ({@link TombstoneCollector}), never from a Netty event loop. Implementations are thread-safe.
+ * the tombstone GC's own thread ({@link TombstoneCollector}), never from a Netty event loop. Implementations are
+ * thread-safe.
  */
 public interface RecordRepository extends Closeable {
 

@@ -9,21 +9,16 @@ import java.nio.ByteBuffer;
  * A {@link RecordRepository} with a row cache in front (Cassandra's term): the newest record of recently read
  * keys, tombstones included, in a Caffeine cache bounded by weight (key + value bytes + a fixed overhead per
  * entry). {@link #cached} answers hits without touching the disk, so a read that hits needs no hand-off to the
- * storage scheduler.
- *
- * <p>As in Cassandra, reads fill the cache and writes only keep it current: a write replaces the row of a key
- * that is cached and adds none. Caching every written row kept each write's value on the heap until evicted, so
- * every young collection copied the rows written since the last one; a write-heavy load of new keys paid for
- * that in GC pauses without a single hit ({@code gatling/results/2026-11-22-0508-issue-6.md}, "Row cache and GC").
- * Reads that spread over more keys than the cache holds make it churn the same way, which is why it is off unless
- * {@code dht.storage.row-cache-size} is set ({@code gatling/results/2026-11-25-0000-row-cache-and-p99.md}).
+ * storage scheduler. As in Cassandra, reads fill the cache and writes only keep it current: a write replaces the
+ * row of a key that is cached and adds none (why: docs/performance.md, "RowCachedRecordRepository").
  *
  * <p>Coherence: every change of the cache happens under the key's stripe lock, together with the write or the
  * read of the delegate it reflects, so a cached entry is always the delegate's current record for its key (a
  * reader that missed cannot put back a record that a concurrent writer has just replaced). Hits take no lock.
  *
  * <p>Blocking: {@link #get}, {@link #upsert}, {@link #purge}, {@link #compact}, {@link #range} and {@link #close}
- * call the delegate (disk I/O, storage scheduler or the tombstone GC thread only); {@link #cached} never blocks and may run on an event loop.
+ * call the delegate (disk I/O, storage scheduler or the tombstone GC thread only); {@link #cached} never blocks
+ * and may run on an event loop.
  */
 public final class RowCachedRecordRepository extends ForwardingRecordRepository {
     /** Bytes counted per entry besides key and value: the map node, the key buffer and the record object. */

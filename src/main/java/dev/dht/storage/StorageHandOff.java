@@ -14,23 +14,10 @@ import reactor.core.publisher.Operators;
 /**
  * Hands blocking storage work from Netty event loops to the {@link StorageScheduler}, one hand-off per event-loop
  * turn: the calls an event loop subscribes to while it processes one batch of ready connections go to a storage
- * thread together, as one task, and their results come back to that event loop together, as one task that
- * completes each call on the loop.
- *
- * <p>Why: a call handed off alone costs two thread wake-ups and, on a busy CPU, two task switches (event loop to
- * storage thread, and back), and its result, signalled on the storage thread, made Netty queue the response's
- * writes back to the event loop one by one. Grouped, a turn that reads 20 requests pays that once. This is the
- * group commit of databases (LevelDB groups its own writers the same way) applied to the thread hop; the turn
- * boundary is Netty's task queue, which the loop runs after the I/O of the turn, so no call waits for a timer.
- *
- * <p>The calls of a turn run one after another on one storage thread, in the order they were subscribed, so a call
- * waits for those before it in its turn (a write that LevelDB throttles holds up the calls after it). The turns of
- * different event loops run in parallel, and Reactor Netty runs an event loop per CPU, so the CPUs are kept as busy
- * as before; LevelDB serialises its writers anyway. The storage queue's capacity
- * ({@code dht.storage.queue-capacity}) counts tasks, so a turn takes one place whatever its size.
- *
- * <p>A call subscribed on any other thread (a storage thread, a timer, a test) is handed off alone, as one task,
- * and completes on the storage thread.
+ * thread together, as one task, run there one after another in the order they were subscribed (a call waits for
+ * those before it in its turn), and complete back on that loop together, as one task. The group commit of
+ * databases applied to the thread hop; why: docs/performance.md, "StorageHandOff". A call subscribed on any other
+ * thread is handed off alone and completes on the storage thread.
  *
  * <p>Errors: a storage queue that refuses the turn's task fails every call of the turn with
  * {@link RejectedExecutionException} (which {@link LocalStore} turns into a 503); an exception of one call fails

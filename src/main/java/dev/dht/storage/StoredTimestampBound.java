@@ -14,26 +14,14 @@ import java.util.function.LongSupplier;
 
 /**
  * Upper bounds of the timestamps of the records a store holds: one per key stripe ({@link KeyStripedLocks}) in
- * memory, and one for the whole store, ahead of them, in a file beside the store. A write whose timestamp is above
- * its key's stripe's bound supersedes whatever the store holds for its key ({@link Record#newest}: the higher
- * timestamp wins first), so the store may write it without reading the stored version first.
+ * memory, and one for the whole store, ahead of them, in a file beside it. A write above its key's stripe's bound
+ * supersedes whatever the store holds for the key ({@link Record#newest}), so it is stored without a read first.
  *
- * <p>Why: LevelDB has no merge operator, so last write wins only if every write first reads the stored version;
- * for a key that is not in the memtable that read probes each level-0 table and one table per deeper level
- * (leveldbjni builds no bloom filters), and it is wasted whenever the key is new or the write is the newest. A
- * node coordinating its own writes stamps them from a clock that is above every timestamp it stored
- * ({@link HybridLogicalClock}), so its writes skip the read. A replica's write from another coordinator arrives a
- * little after it was stamped; with one bound for the whole store, a newer write of any key stored meanwhile would
- * make it read. With one bound per stripe, only a newer write of a key of the same stripe (one in
- * {@value KeyStripedLocks#STRIPES}) does.
- *
- * <p>The bounds: {@link #newest(int)} is the largest timestamp stored in the stripe since the store was opened,
- * or, just after opening, the bound persisted before. The file holds a bound at least as high as all of them:
- * {@link #beforeStoring} rewrites it (fsync'ed, {@link DurableFile}) to {@link #MARGIN} above a timestamp before a
- * record of that timestamp may be stored above the persisted bound, so after a crash ({@code kill -9} included)
- * the file still bounds every record on disk. It is rewritten ahead of need, once the timestamps come within half
- * the margin of it, by one writer while the others go on; a writer waits for the rewrite only when its timestamp
- * is above the persisted bound.
+ * <p>{@link #newest(int)} is the largest timestamp stored in the stripe since the store was opened, or, just after
+ * opening, the bound persisted before. {@link #beforeStoring} rewrites the file (fsync'ed, {@link DurableFile}) to
+ * {@link #MARGIN} above a timestamp before a record of it may be stored above the persisted bound, so after a
+ * crash ({@code kill -9} included) the file still bounds every record on disk. Why a bound per stripe, and why
+ * the file is rewritten ahead of need: docs/replication-and-repair.md, "StoredTimestampBound".
  *
  * <p>Thread-safety: a stripe's bound is read and raised only under that stripe's monitor
  * ({@link KeyStripedLocks#lock}), which the caller holds; the file's bound is shared and thread-safe. {@link #open}

@@ -14,22 +14,17 @@ import org.slf4j.LoggerFactory;
 /**
  * Tombstone garbage collection: a background pass over a snapshot of the store that deletes tombstones and
  * expired values older than {@code dht.tombstone.gc-grace}, then compacts the range it purged so that LevelDB
- * gives the disk space back.
- *
- * <p>Age: a tombstone's age is measured from its write's timestamp (the wall-clock milliseconds of its
- * {@link HybridLogicalClock} timestamp), an expired value's from its expiry, both against the node clock's wall
- * clock ({@link HybridLogicalClock#wallMillis()}). The grace is what makes purging safe (Cassandra's
- * gc_grace_seconds): every replica that missed a delete must be repaired or sent its hint within the grace,
- * or the value it still holds comes back once the others forgot the tombstone.
+ * gives the disk space back. A tombstone's age counts from its write's timestamp, an expired value's from its
+ * expiry, both against the node clock's wall clock ({@link HybridLogicalClock#wallMillis()}). The grace is what
+ * makes purging safe (Cassandra's gc_grace_seconds; docs/replication-and-repair.md, "Tombstone GC").
  *
  * <p>Each candidate is deleted with {@link RecordRepository#purge}, which re-reads the key under its stripe lock
  * and keeps it if it changed since the snapshot, so a write racing with the pass is never removed.
  *
- * <p>Threading: passes run on one thread of their own ({@code tombstone-gc}), never on an event loop or a
- * storage thread, throttled to {@code rate} purged records per second (sleeping between them; the scan of live
- * records is not throttled, it only reads), so a large backlog of deletes does not take the disk from client
- * requests. Meters: Counters {@code dht.tombstone.purged} (records)
- * and {@code dht.tombstone.reclaimed.bytes} (key and record bytes of the purged records).
+ * <p>Threading: passes run on one thread of their own ({@code tombstone-gc}), never on an event loop or a storage
+ * thread, throttled to {@code rate} purged records per second (sleeping between them; the scan of live records is
+ * not throttled), so a backlog of deletes does not take the disk from client requests. Meters: Counters
+ * {@code dht.tombstone.purged} (records) and {@code dht.tombstone.reclaimed.bytes} (key and record bytes purged).
  */
 public final class TombstoneCollector implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TombstoneCollector.class);

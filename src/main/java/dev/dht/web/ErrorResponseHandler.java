@@ -26,25 +26,18 @@ import reactor.netty.channel.AbortedException;
 /**
  * The one place where failures become HTTP statuses, each with a one-line text body and never a stack trace:
  * <ul>
- *   <li>{@link BadRequestException}, malformed input, and an unknown path: 400 (course clients expect 400 for
- *       unknown paths)</li>
+ *   <li>{@link BadRequestException}, malformed input, an unknown path (course clients expect it): 400</li>
  *   <li>{@link PayloadTooLargeException}: 413</li>
- *   <li>{@link AbortedException} (the client closed the connection before its body was complete, so the answer
- *       cannot get out): 400, not logged</li>
- *   <li>{@link ReadTimeoutException} (a client stopped sending its body for {@code server.netty.idle-timeout};
- *       Reactor Netty closes the connection, so the answer rarely gets out): 408, not logged</li>
- *   <li>{@link OverloadedException}, and a {@link QuorumNotReachedException} whose failed replicas all refused
- *       ({@link QuorumNotReachedException#refusedOnly()}): 503 with {@code Retry-After: 1}; the body says "storage
- *       full: ..." for a full disk ({@link OverloadReason#DISK_FULL}), "overloaded, retry later" otherwise. On the
- *       peers' endpoints ({@code /internal/*}) the 503 also names its reason in
- *       {@link InternalProtocol#OVERLOAD_REASON_HEADER}, so the calling coordinator knows it. A
- *       {@link RejectedExecutionException} (an executor of the framework refusing work, as while shutting down) is
- *       a 503 too.</li>
+ *   <li>{@link AbortedException} (the client closed the connection before its body was complete): 400, not logged</li>
+ *   <li>{@link ReadTimeoutException} (no body for {@code server.netty.idle-timeout}): 408, not logged</li>
+ *   <li>{@link OverloadedException}, a {@link QuorumNotReachedException} whose failed replicas all refused
+ *       ({@link QuorumNotReachedException#refusedOnly()}) and a {@link RejectedExecutionException}: 503 with
+ *       {@code Retry-After: 1}, body "storage full: ..." for {@link OverloadReason#DISK_FULL}, else "overloaded,
+ *       retry later"; on {@code /internal/*} also the reason in {@link InternalProtocol#OVERLOAD_REASON_HEADER}</li>
  *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
- * A failure after the response was committed (mid-stream) cannot change the status: the connection is then
- * closed without the terminating chunk, so the client sees an incomplete body.
+ * A failure after the response was committed (mid-stream) closes the connection without the terminating chunk.
  */
 @Order(-2)
 public final class ErrorResponseHandler implements WebExceptionHandler {

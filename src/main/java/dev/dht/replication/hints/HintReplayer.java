@@ -17,16 +17,13 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * Replays a peer's hints to it, oldest first, once it is seen up, and deletes each hint the peer acknowledged.
- *
- * <p>Every {@link #TICK} (one loop per peer, on Reactor's parallel timer) a peer with hints gets the next slice:
- * as many of its oldest hints as its {@link RateLimiter} grants ({@code dht.hints.replay-rate} per second, at
- * most {@link #MAX_SLICE}), sent as ordinary replica writes (so they coalesce with client writes into batch
- * requests), {@link #CONCURRENCY} at a time. The acknowledged ones are deleted in one store write; the others
- * stay for a later slice. A slice still running when the next tick comes skips that tick, so a slow peer gets
- * fewer hints, never more. A peer that {@link PeerHealth} sees down is probed with one hint every
- * {@link #PROBE_INTERVAL}: replay starts as soon as one is acknowledged (a restarted peer is replayed to within
- * about a second of answering). Replay order does not matter for correctness (records are reconciled by
- * timestamp), only for fairness: the oldest hints go first.
+ * Every {@link #TICK} (one loop per peer, on Reactor's parallel timer) a peer with hints gets the next slice: as
+ * many of its oldest hints as its {@link RateLimiter} grants ({@code dht.hints.replay-rate} per second, at most
+ * {@link #MAX_SLICE}), sent as ordinary replica writes (so they coalesce with client writes), {@link #CONCURRENCY}
+ * at a time; the acknowledged ones are deleted in one store write, the others stay for a later slice. A tick that
+ * finds the last slice still running is skipped, so a slow peer gets fewer hints, never more. A peer that
+ * {@link PeerHealth} sees down is probed with one hint every {@link #PROBE_INTERVAL}; replay starts as soon as one
+ * is acknowledged. Order matters only for fairness: records are reconciled by timestamp.
  *
  * <p>Counter {@code dht.hints.replayed}: hints the peer acknowledged (and that were then deleted).
  *
@@ -69,7 +66,10 @@ final class HintReplayer implements AutoCloseable {
                 .subscribe());
     }
 
-    /** One slice of {@code peer}'s hints; empty when there is nothing to do (no hints, no permits, not yet time to probe). */
+    /**
+     * One slice of {@code peer}'s hints; empty when there is nothing to do (no hints, no permits, not yet time to
+     * probe).
+     */
     private Mono<Void> slice(Node peer, Replica replica, RateLimiter limiter, long[] lastProbeNanos) {
         if (store.pending(peer.name()) == 0) {
             return Mono.empty();

@@ -25,23 +25,19 @@ import org.iq80.leveldb.WriteBatch;
 import org.iq80.leveldb.WriteOptions;
 
 /**
- * The coordinator's durable hints: a LevelDB of its own (in {@code <dht.data-dir>/hints}), apart from the
- * records, so hints never mix with data, ranges or the row cache. A stored hint survives a restart and
- * {@code kill -9} of the JVM (it is in LevelDB's write-ahead log before {@link #add} returns, as records are).
- *
- * <p>Layout (the key sorts a peer's hints oldest first):
+ * The coordinator's durable hints: a LevelDB of its own (in {@code <dht.data-dir>/hints}), apart from the records,
+ * so hints never mix with data, ranges or the row cache. A stored hint survives a restart and {@code kill -9} of the
+ * JVM (it is in LevelDB's write-ahead log before {@link #add} returns, as records are). Layout, the key sorting a
+ * peer's hints oldest first:
  * <pre>
  *   key   = peer name length (2 bytes, big-endian) | peer name (UTF-8) | sequence (8 bytes, big-endian)
  *   value = record key length (4 bytes, big-endian) | record key | {@link Record#encode()}
  * </pre>
- * The sequence is {@code currentTimeMillis << 16} or one more than the last one, whichever is larger, so it
- * grows across restarts as long as the wall clock does not go back by more than the hints stored since.
+ * The sequence is {@code currentTimeMillis << 16} or one more than the last one, whichever is larger, so it grows
+ * across restarts as long as the wall clock does not go back by more than the hints stored since.
  *
- * <p>Size: {@link #sizeBytes()} counts the keys and values of the hints kept (what the store holds, not the
- * LevelDB files, whose log and not yet compacted tables may briefly hold more).
- *
- * <p>Blocking: every method except the counters does disk I/O; callers run them on the hints thread
- * ({@link HintedHandoff}). The counters ({@link #pending}, {@link #sizeBytes}) may be read from any thread.
+ * <p>Blocking: every method but the counters ({@link #pending}; {@link #sizeBytes()}, the keys and values kept, not
+ * the LevelDB files) does disk I/O, on the hints thread ({@link HintedHandoff}); the counters never block.
  */
 public final class HintStore implements Closeable {
     private static final int SEQUENCE_BYTES = 8;
@@ -75,7 +71,8 @@ public final class HintStore implements Closeable {
 
     /**
      * Like {@link #open(Path, StorageEngine, boolean)}; {@link #add} and {@link #remove} then write only while
-     * {@code reserve} is kept, and throw {@link dev.dht.storage.StorageFullException} (nothing written) below it.
+     * {@code reserve} is kept, and throw {@link dev.dht.failure.OverloadedException} (disk full, nothing written)
+     * below it.
      */
     public static HintStore open(Path directory, StorageEngine engine, boolean sync, FreeSpaceReserve reserve) {
         DB db;
@@ -170,7 +167,8 @@ public final class HintStore implements Closeable {
      * ever replay them) and returns how many there were. One pass over the store, deleting in write batches of
      * {@link #REMOVE_BATCH}. Blocking; start-up only, before any replay.
      *
-     * @throws dev.dht.failure.OverloadedException below the free-space reserve (disk full) (nothing deleted from then on)
+     * @throws dev.dht.failure.OverloadedException below the free-space reserve (disk full); nothing is deleted from
+     *                                             then on
      */
     public long removePeersOtherThan(Set<String> peers) {
         long removed = 0;

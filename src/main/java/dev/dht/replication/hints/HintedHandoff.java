@@ -22,20 +22,16 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Hinted handoff (after Dynamo and Cassandra): a replica write that does not reach its peer is kept by the
- * coordinator as a hint in its {@link HintStore}, and replayed to the peer once it is seen up again
- * ({@link HintReplayer}), so a replica that missed writes while down catches up without waiting for a read.
+ * coordinator as a hint in its {@link HintStore} and replayed to the peer once it is seen up ({@link HintReplayer}),
+ * so a replica that missed writes while down catches up without waiting for a read. No new hints for a peer down
+ * longer than {@code dht.hints.window} (as {@link PeerHealth#downFor} sees it; Cassandra's {@code max_hint_window}),
+ * nor beyond {@code dht.hints.max-size} bytes. Neither ever delays or fails a client write: a hint is offered after
+ * the replica call failed, stored on the hints thread, and dropped (counted) whenever it cannot be kept.
  *
- * <p>Bounds: no new hints for a peer that has been down longer than {@code dht.hints.window} (as
- * {@link PeerHealth#downFor} sees it; Cassandra's {@code max_hint_window}): such a peer needs a repair anyway,
- * and its hints would only fill the disk. A hint that would take the store over {@code dht.hints.max-size} bytes
- * is dropped. Neither ever delays or fails a client write: a hint is offered after the replica call failed,
- * stored on the hints thread, and dropped (counted) whenever it cannot be kept.
- *
- * <p>Metrics: Counter {@code dht.hints.stored}; Counter {@code dht.hints.dropped} (tag reason: {@code window},
- * {@code full}, {@code overloaded} = the hints thread's queue full, {@code error} = the store failed,
- * {@code removed_peer} = kept for a peer no longer in {@code dht.nodes}, deleted at start-up); Gauge
- * {@code dht.hints.pending} (tag peer); Gauge {@code dht.hints.size} (bytes); Counter {@code dht.hints.replayed}
- * ({@link HintReplayer}).
+ * <p>Metrics: Counters {@code dht.hints.stored}, {@code dht.hints.dropped} (tag reason: {@code window},
+ * {@code full}, {@code disk}, {@code overloaded}, {@code error}, {@code removed_peer}) and
+ * {@code dht.hints.replayed} ({@link HintReplayer}); Gauges {@code dht.hints.pending} (tag peer) and
+ * {@code dht.hints.size} (bytes).
  *
  * <p>Threading: {@link #offer} and {@link #hinting} are non-blocking (safe on an event loop); all hint store I/O
  * runs on one thread of its own ({@code hints-1}) with a bounded queue.
