@@ -154,6 +154,10 @@ public final class QuorumCollector {
         private boolean localPending;
         /** Whether the timeout passed while the local call kept the quorum open: waiting for that call alone. */
         private boolean timedOut;
+        /** Per replica set of a plan with two sets (a membership change): successes and failures; else null. */
+        private final int[] groupSuccesses;
+        private final int[] groupFailures;
+        private final int[] groupSizes;
 
         Tally(ReplicaPlan plan, List<Mono<T>> calls, MonoSink<R> sink, boolean emitValues) {
             this.plan = plan;
@@ -168,6 +172,68 @@ public final class QuorumCollector {
             this.failuresByCall = new Throwable[from];
             this.local = plan.local();
             this.localPending = local >= 0;
+            if (plan.groups() > 1) {
+                groupSuccesses = new int[plan.groups()];
+                groupFailures = new int[plan.groups()];
+                groupSizes = new int[plan.groups()];
+                for (int g = 0; g < plan.groups(); g++) {
+                    for (int i = 0; i < from; i++) {
+                        groupSizes[g] += plan.inGroup(g, i) ? 1 : 0;
+                    }
+                }
+            } else {
+                groupSuccesses = null;
+                groupFailures = null;
+                groupSizes = null;
+            }
+        }
+
+        /** Whether the successes so far make the quorum (in every replica set); under the lock. */
+        private boolean reached() {
+            if (groupSuccesses == null) {
+                return successes.size() >= ack;
+            }
+            for (int count : groupSuccesses) {
+                if (count < ack) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Whether the failures so far leave the quorum out of reach (in some replica set); under the lock. */
+        private boolean outOfReach() {
+            if (groupFailures == null) {
+                return failures > from - ack;
+            }
+            for (int g = 0; g < groupFailures.length; g++) {
+                if (groupFailures[g] > groupSizes[g] - ack) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        /** Whether the local call's success alone would make the quorum; under the lock. */
+        private boolean localWouldComplete() {
+            if (groupSuccesses == null) {
+                return successes.size() + 1 >= ack;
+            }
+            for (int g = 0; g < groupSuccesses.length; g++) {
+                if (groupSuccesses[g] + (plan.inGroup(g, local) ? 1 : 0) < ack) {
+                    return false;
+                }
+            }
+            return true;
+        }
+
+        /** Counts call {@code index}'s outcome in the replica sets it belongs to; under the lock. */
+        private void countInGroups(int[] counts, int index) {
+            if (counts != null) {
+                for (int g = 0; g < counts.length; g++) {
+                    counts[g] += plan.inGroup(g, index) ? 1 : 0;
+                }
+            }
         }
 
         /** Whether the result is decided (success, failure or timeout). */
@@ -215,11 +281,12 @@ public final class QuorumCollector {
                     return;
                 }
                 successes.add(value);
+                countInGroups(groupSuccesses, index);
                 outcomes[index] = Outcome.ANSWERED;
                 if (index == local) {
                     localPending = false;
                 }
-                if (successes.size() >= ack) {
+                if (reached()) {
                     decided = true;
                     result = emitValues ? List.copyOf(successes) : List.of();
                 } else if (timedOut && !localPending) {
@@ -251,12 +318,13 @@ public final class QuorumCollector {
                     return;
                 }
                 failures++;
+                countInGroups(groupFailures, index);
                 outcomes[index] = error instanceof OverloadedException ? Outcome.REFUSED : Outcome.FAILED;
                 failuresByCall[index] = error;
                 if (index == local) {
                     localPending = false;
                 }
-                if (failures <= from - ack && !(timedOut && !localPending)) {
+                if (!outOfReach() && !(timedOut && !localPending)) {
                     nextIndex = started < from ? started++ : -1;
                     next = nextIndex < 0 ? null : calls.get(nextIndex);
                     failure = null;
@@ -284,7 +352,7 @@ public final class QuorumCollector {
                 if (decided || timedOut) {
                     return;
                 }
-                if (localPending && successes.size() + 1 >= ack) {
+                if (localPending && localWouldComplete()) {
                     timedOut = true;
                     return;
                 }

@@ -34,6 +34,11 @@ public final class ReplicaPlan {
     private final Duration speculativeRetryDelay;
     private final BooleanSupplier speculativeRetryAllowed;
     private final Runnable onExtraContact;
+    /**
+     * For a write during a membership change: {@code groups[g][i]} says whether contact {@code i} belongs to
+     * replica set {@code g}, each of which must give {@code ack} successes; null when the contacts are one set.
+     */
+    private final boolean[][] groups;
 
     private ReplicaPlan(String operation, List<Replica> contacts, int ack, int initial, int local, Duration timeout,
                         Duration speculativeRetryDelay, BooleanSupplier speculativeRetryAllowed,
@@ -50,6 +55,20 @@ public final class ReplicaPlan {
         this.speculativeRetryDelay = speculativeRetryDelay;
         this.speculativeRetryAllowed = speculativeRetryAllowed;
         this.onExtraContact = onExtraContact;
+        this.groups = null;
+    }
+
+    private ReplicaPlan(ReplicaPlan plan, boolean[][] groups) {
+        this.operation = plan.operation;
+        this.contacts = plan.contacts;
+        this.ack = plan.ack;
+        this.initial = plan.initial;
+        this.local = plan.local;
+        this.timeout = plan.timeout;
+        this.speculativeRetryDelay = plan.speculativeRetryDelay;
+        this.speculativeRetryAllowed = plan.speculativeRetryAllowed;
+        this.onExtraContact = plan.onExtraContact;
+        this.groups = groups;
     }
 
     /**
@@ -66,6 +85,35 @@ public final class ReplicaPlan {
             local = replicas.get(i).isLocal() ? i : local;
         }
         return new ReplicaPlan(operation, replicas, ack, replicas.size(), local, timeout, null, null, NOTHING);
+    }
+
+    /**
+     * A write while the key's replica set changes (a node joining or leaving): sent to every replica of either
+     * set at once, it succeeds only with {@code ack} successes among {@code oldReplicas} <em>and</em> {@code ack}
+     * among {@code newReplicas}, so that a later read sees it whichever set it asks (ScyllaDB's rule for writes
+     * during a topology change; counting the new replicas as extra ones, "ack + pending", lost writes at ack=1).
+     * A replica in both sets counts in both. It fails as soon as either set can no longer give {@code ack}.
+     *
+     * @throws IllegalArgumentException if {@code ack} exceeds the size of either set
+     */
+    public static ReplicaPlan forWrite(String operation, List<Replica> oldReplicas, List<Replica> newReplicas,
+                                       int ack, Duration timeout) {
+        if (ack > oldReplicas.size() || ack > newReplicas.size()) {
+            throw new IllegalArgumentException("ack " + ack + " exceeds a replica set: " + oldReplicas.size()
+                    + " old, " + newReplicas.size() + " new");
+        }
+        List<Replica> union = new ArrayList<>(oldReplicas);
+        for (Replica replica : newReplicas) {
+            if (!union.contains(replica)) {
+                union.add(replica);
+            }
+        }
+        boolean[][] groups = new boolean[2][union.size()];
+        for (int i = 0; i < union.size(); i++) {
+            groups[0][i] = oldReplicas.contains(union.get(i));
+            groups[1][i] = newReplicas.contains(union.get(i));
+        }
+        return new ReplicaPlan(forWrite(operation, union, ack, timeout), groups);
     }
 
     /**
@@ -139,6 +187,16 @@ public final class ReplicaPlan {
     /** Asked once the speculative retry delay passed: false skips that retry (not the ones after failures). */
     BooleanSupplier speculativeRetryAllowed() {
         return speculativeRetryAllowed;
+    }
+
+    /** Replica sets that must each give {@code ack} successes: 1, or 2 during a membership change. */
+    public int groups() {
+        return groups == null ? 1 : groups.length;
+    }
+
+    /** Whether contact {@code index} belongs to replica set {@code group} (every contact, when there is one set). */
+    public boolean inGroup(int group, int index) {
+        return groups == null || groups[group][index];
     }
 
     /** Run each time a contact beyond {@link #initial()} is asked. */

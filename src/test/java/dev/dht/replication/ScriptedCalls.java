@@ -34,6 +34,18 @@ final class ScriptedCalls {
                 replica -> calls.get(replicas.indexOf(replica)));
     }
 
+    /**
+     * A write during a membership change: {@code calls.get(i)} answers for replica {@code i}; the old replica set
+     * is the replicas at {@code oldSet}, the new one those at {@code newSet}; replica {@code local} is this node's.
+     */
+    static <T> Mono<Void> awaitAcksInBoth(List<Mono<T>> calls, List<Integer> oldSet, List<Integer> newSet,
+                                          int local, int ack, Duration timeout) {
+        List<Replica> replicas = standIns(calls.size(), local);
+        ReplicaPlan plan = ReplicaPlan.forWrite("PUT", oldSet.stream().map(replicas::get).toList(),
+                newSet.stream().map(replicas::get).toList(), ack, timeout);
+        return QuorumCollector.awaitAcks(plan, replica -> calls.get(replicas.indexOf(replica)));
+    }
+
     /** {@code count} replicas that must not be called directly; the one at {@code local} is local. */
     private static List<Replica> standIns(int count, int local) {
         List<Replica> replicas = new ArrayList<>(count);
