@@ -2,6 +2,7 @@ package dev.dht.replication;
 
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -11,7 +12,8 @@ import reactor.core.publisher.Mono;
 
 /**
  * A replica with no sockets: the newest record per id in a map (last write wins), a read rank set by the test,
- * a count of the reads it was asked, and switches that make its reads never answer or fail and its writes fail.
+ * a count of the reads it was asked, and switches that make its reads never answer or fail and its writes fail
+ * or land late.
  */
 final class InMemoryReplica implements Replica {
     /** What a read does. */
@@ -22,6 +24,7 @@ final class InMemoryReplica implements Replica {
     private final int rank;
     private volatile Reads reads = Reads.ANSWER;
     private volatile boolean writesFail;
+    private volatile Duration writeDelay = Duration.ZERO;
 
     InMemoryReplica(int rank) {
         this.rank = rank;
@@ -34,6 +37,11 @@ final class InMemoryReplica implements Replica {
     /** Makes every later write fail (true) or apply (false). */
     void writesFail(boolean fail) {
         this.writesFail = fail;
+    }
+
+    /** Makes every later write apply (and answer) only {@code delay} after it was subscribed. */
+    void writesDelayed(Duration delay) {
+        this.writeDelay = delay;
     }
 
     /** Reads that were subscribed, whatever they did. */
@@ -58,7 +66,8 @@ final class InMemoryReplica implements Replica {
         if (writesFail) {
             return Mono.error(new IllegalStateException("replica down"));
         }
-        return Mono.fromSupplier(() -> records.merge(id, record, Record::newest) == record);
+        Mono<Boolean> write = Mono.fromSupplier(() -> records.merge(id, record, Record::newest) == record);
+        return writeDelay.isZero() ? write : write.delaySubscription(writeDelay);
     }
 
     @Override
