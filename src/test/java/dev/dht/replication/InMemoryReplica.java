@@ -2,7 +2,9 @@ package dev.dht.replication;
 
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
@@ -13,7 +15,7 @@ import reactor.core.publisher.Mono;
 /**
  * A replica with no sockets: the newest record per id in a map (last write wins), a read rank set by the test,
  * a count of the reads it was asked, and switches that make its reads never answer or fail and its writes fail
- * or land late.
+ * or land late. Its range lists the map in unsigned UTF-8 key order, tombstones included, as a store does.
  */
 final class InMemoryReplica implements Replica {
     /** What a read does. */
@@ -72,7 +74,13 @@ final class InMemoryReplica implements Replica {
 
     @Override
     public Flux<KeyedRecord> range(String start, String end) {
-        return Flux.error(new UnsupportedOperationException("not used"));
+        byte[] from = start.getBytes(StandardCharsets.UTF_8);
+        byte[] to = end == null ? null : end.getBytes(StandardCharsets.UTF_8);
+        return Flux.defer(() -> Flux.fromStream(records.entrySet().stream()
+                .map(entry -> new KeyedRecord(entry.getKey().getBytes(StandardCharsets.UTF_8), entry.getValue()))
+                .filter(entry -> Arrays.compareUnsigned(entry.key(), from) >= 0
+                        && (to == null || Arrays.compareUnsigned(entry.key(), to) < 0))
+                .sorted((a, b) -> Arrays.compareUnsigned(a.key(), b.key()))));
     }
 
     @Override
