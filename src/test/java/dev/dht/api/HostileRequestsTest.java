@@ -12,7 +12,7 @@ import dev.dht.storage.RecordRepository;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.io.IOException;
 import java.net.SocketTimeoutException;
 import java.net.URI;
@@ -28,15 +28,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The fault suite of hostile input: every case of {@link HostileRequests} goes to a real node (default settings but
@@ -48,9 +43,7 @@ import org.springframework.test.context.DynamicPropertySource;
  * table goes to {@code target/reliability/hostile-requests.md} (RELIABILITY.md, "Hostile input", holds a copy).
  */
 @ExtendWith(OutputCaptureExtension.class)
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dht.cluster-secret=" + InProcessCluster.SECRET, "server.netty.idle-timeout=5s"})
-@DirtiesContext
+@SingleNodeTest(properties = {"dht.cluster-secret=" + InProcessCluster.SECRET, "server.netty.idle-timeout=5s"})
 class HostileRequestsTest {
     /** Longest a node may take to answer or close, after the last byte a case sends. */
     static final Duration ANSWER_BOUND = Duration.ofSeconds(15);
@@ -59,19 +52,11 @@ class HostileRequestsTest {
     private static final int CLOSED = -1;
     private static final int NO_ANSWER = -2;
 
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
 
     @Autowired
     LocalStore store;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @Test
     void everyHostileRequestIsRefusedStoresNothingAndLeavesTheNodeHealthy(CapturedOutput output) throws Exception {

@@ -10,24 +10,18 @@ import dev.dht.storage.Record;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * A request whose chunked body breaks its framing (a chunk size that is not hex) fails and changes nothing, on
@@ -36,23 +30,13 @@ import org.springframework.test.context.DynamicPropertySource;
  * ended normally at the framing error (as Reactor Netty ended it before) would be stored. The answer is 400
  * (or the connection is closed), and the node serves the next connection normally.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "dht.cluster-secret=" + InProcessCluster.SECRET)
-@DirtiesContext
+@SingleNodeTest(properties = "dht.cluster-secret=" + InProcessCluster.SECRET)
 class MalformedChunkedBodyTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
 
     @Autowired
     LocalStore store;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @Test
     void aPutWhoseFirstChunkSizeIsNotHexStoresNothing() throws Exception {

@@ -6,26 +6,20 @@ import dev.dht.admission.AdmissionControl;
 import dev.dht.storage.LocalStore;
 import dev.dht.testing.RawHttpConnection.Response;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.StorageThreadBlocker;
 import dev.dht.testing.V0Uri;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * A real node refusing client requests over its in-flight limit (one), as a client on one keep-alive connection
@@ -36,13 +30,8 @@ import org.springframework.test.context.DynamicPropertySource;
  * waiting for the one storage thread, which the test blocks, holds the in-flight slot (a 60-s replica timeout
  * keeps it from being answered 504 meanwhile).
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dht.max-in-flight-requests=1", "dht.storage.threads=1", "dht.replica-timeout=60s"})
-@DirtiesContext
+@SingleNodeTest(properties = {"dht.max-in-flight-requests=1", "dht.storage.threads=1", "dht.replica-timeout=60s"})
 class OverloadRefusalTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
 
@@ -51,12 +40,6 @@ class OverloadRefusalTest {
 
     @Autowired
     AdmissionControl admission;
-
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     private StorageThreadBlocker storage;
 
