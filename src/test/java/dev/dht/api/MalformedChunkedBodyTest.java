@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.RangeFrameCodec;
@@ -125,20 +126,19 @@ class MalformedChunkedBodyTest {
 
     /**
      * What a GET of {@code id} answers (404, or 200 with {@code value}) stays so for a second. A request that went on
-     * with a broken body would store it in the background after its answer, within milliseconds, so the test
-     * watches for a while instead of looking once.
+     * with a broken body would store it in the background after its answer, within milliseconds: that nothing
+     * changes is an absence, which cannot be awaited, so the answer is watched throughout the second (during).
      */
-    private void assertStaysUnchanged(String id, String value) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
-        do {
-            HttpResponse<byte[]> answer = client().get(id, null);
-            if (value == null) {
-                assertThat(answer.statusCode()).as("GET %s", id).isEqualTo(404);
-            } else {
-                assertThat(new String(answer.body(), StandardCharsets.UTF_8)).as("GET %s", id).isEqualTo(value);
-            }
-            Thread.sleep(50);
-        } while (System.nanoTime() < deadline);
+    private void assertStaysUnchanged(String id, String value) {
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50))
+                .untilAsserted(() -> {
+                    HttpResponse<byte[]> answer = client().get(id, null);
+                    if (value == null) {
+                        assertThat(answer.statusCode()).as("GET %s", id).isEqualTo(404);
+                    } else {
+                        assertThat(new String(answer.body(), StandardCharsets.UTF_8)).as("GET %s", id).isEqualTo(value);
+                    }
+                });
     }
 
     /**

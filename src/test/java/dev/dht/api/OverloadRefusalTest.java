@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.admission.AdmissionControl;
 import dev.dht.storage.LocalStore;
@@ -128,17 +129,13 @@ class OverloadRefusalTest {
                 HttpRequest.newBuilder(V0Uri.entity(port, "held")).timeout(Duration.ofSeconds(60))
                         .PUT(HttpRequest.BodyPublishers.ofString("held")).build(),
                 HttpResponse.BodyHandlers.ofString());
-        for (int i = 0; i < 300 && admission.inFlight() < 1; i++) {
-            Thread.sleep(10);
-        }
-        assertThat(admission.inFlight()).as("the PUT waiting for storage holds the slot").isEqualTo(1);
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).untilAsserted(() ->
+                assertThat(admission.inFlight()).as("the PUT waiting for storage holds the slot").isEqualTo(1));
         return held;
     }
 
-    private void awaitNoneInFlight() throws InterruptedException {
-        for (int i = 0; i < 300 && admission.inFlight() > 0; i++) {
-            Thread.sleep(10);
-        }
-        assertThat(admission.inFlight()).isZero();
+    private void awaitNoneInFlight() {
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).untilAsserted(() ->
+                assertThat(admission.inFlight()).isZero());
     }
 }

@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.storage.LocalStore;
 import dev.dht.testing.ChunkedResponseReader;
@@ -9,6 +10,7 @@ import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.StorageThreadBlocker;
 import dev.dht.testing.V0Uri;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -94,11 +96,8 @@ class StorageOverloadTest {
         assertThat(store.scheduler().queueDepth()).isEqualTo(1);
     }
 
-    private void awaitEmptyQueue() throws InterruptedException {
-        for (int i = 0; i < 300 && store.scheduler().queueDepth() > 0; i++) {
-            Thread.sleep(100);
-        }
-        assertThat(store.scheduler().queueDepth()).isZero();
+    private void awaitEmptyQueue() {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(store.scheduler().queueDepth()).isZero());
     }
 
     private WebTestClient.ResponseSpec put(String id, String value) {
