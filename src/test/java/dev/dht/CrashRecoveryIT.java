@@ -13,7 +13,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Random;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -30,14 +30,8 @@ class CrashRecoveryIT {
     @TempDir
     Path tempDir;
 
+    @AutoClose
     private NodeProcess node;
-
-    @AfterEach
-    void stopNode() throws InterruptedException {
-        if (node != null) {
-            node.close();
-        }
-    }
 
     @Test
     void acknowledgedWritesAndDeletesSurviveSigkill() throws Exception {
@@ -69,15 +63,8 @@ class CrashRecoveryIT {
     }
 
     private NodeProcess startNode(int port, String run) throws Exception {
-        NodeProcess started = NodeProcess.start(port, tempDir.resolve("data"), tempDir.resolve(run + ".log"),
-                List.of("-Xmx256m"));
-        try {
-            started.awaitUp(START_TIMEOUT);
-        } catch (RuntimeException | InterruptedException e) {
-            started.close();
-            throw e;
-        }
-        return started;
+        return NodeProcess.startUp(port, tempDir.resolve("data"), tempDir.resolve(run + ".log"), List.of("-Xmx256m"),
+                START_TIMEOUT);
     }
 
     private void writeKeys(int port) throws IOException, InterruptedException {

@@ -20,7 +20,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -38,20 +38,14 @@ class LargeRangeIT {
     @TempDir
     Path tempDir;
 
+    @AutoClose
     private NodeProcess node;
-
-    @AfterEach
-    void stopNode() throws InterruptedException {
-        if (node != null) {
-            node.close();
-        }
-    }
 
     @Test
     void twoHundredMegabyteRangeStreamsByteExactlyFromA128MegabyteHeap() throws Exception {
         int port = NodeProcess.freePort();
-        node = NodeProcess.start(port, tempDir.resolve("data"), tempDir.resolve("node.log"), List.of("-Xmx128m"));
-        node.awaitUp(Duration.ofSeconds(120));
+        node = NodeProcess.startUp(port, tempDir.resolve("data"), tempDir.resolve("node.log"), List.of("-Xmx128m"),
+                Duration.ofSeconds(120));
         Map<String, byte[]> digests = writeValues(port);
 
         int chunks = 0;

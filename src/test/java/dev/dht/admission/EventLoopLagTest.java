@@ -1,6 +1,7 @@
 package dev.dht.admission;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.metrics.ClientRequestMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -56,24 +57,28 @@ class EventLoopLagTest {
     }
 
     @Test
-    void oneLongTaskShowsAsLagButIsNotSustainedAndRequestsAreServed() throws InterruptedException {
+    void oneLongTaskShowsAsLagButIsNotSustainedAndRequestsAreServed() {
         lag.start(group);
-        Thread.sleep(200);
-        assertThat(lag.nanos()).as("idle loops are on time").isLessThan(MAX_LAG.toNanos());
+        // "on time" is the absence of lag, which cannot be awaited: it must hold for the whole 200 ms of probes
+        await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                assertThat(lag.nanos()).as("idle loops are on time").isLessThan(MAX_LAG.toNanos()));
 
-        group.next().execute(() -> await(release));
-        Thread.sleep(400);
-        assertThat(lag.nanos()).as("one loop held for 400 ms").isGreaterThan(Duration.ofMillis(250).toNanos());
+        EventExecutor held = group.next();
+        held.execute(() -> hold(release));
+        await().atMost(Duration.ofSeconds(4)).untilAsserted(() ->
+                assertThat(lag.nanos()).as("one loop held").isGreaterThan(Duration.ofMillis(250).toNanos()));
         release.countDown();
-        Thread.sleep(30);
+        // the late probe has run once a probe after it ran on time (nanos() counts the last probe's lag): polled
+        // every millisecond, so the late probe is still among the last SUSTAINED_PROBES when the median is read
+        await().pollInterval(Duration.ofMillis(1)).atMost(Duration.ofSeconds(5)).untilAsserted(() ->
+                assertThat(lag.nanos()).as("the loop caught up").isLessThan(MAX_LAG.toNanos()));
 
         assertThat(lag.sustainedNanos()).as("one late probe is not sustained lag").isLessThan(MAX_LAG.toNanos());
         assertThat(control.admit()).as("admitted").isNull();
     }
 
     @Test
-    void requestsAreRefusedWhileALoopStaysBehindWithRequestsPilingUpAndAdmittedOnceItCaughtUp()
-            throws InterruptedException {
+    void requestsAreRefusedWhileALoopStaysBehindWithRequestsPilingUpAndAdmittedOnceItCaughtUp() {
         keepOneLoopBehind();
 
         for (int i = 0; i < LAG_SHEDDING_MIN_IN_FLIGHT; i++) {
@@ -88,12 +93,13 @@ class EventLoopLagTest {
         assertThat(control.admit()).as("at the floor: refused").isNotNull();
 
         busy.set(false);
-        Thread.sleep(1000);
-        assertThat(control.admit()).as("admitted again once the loop caught up").isNull();
+        // a refusal takes no slot, so asking until admitted takes the one slot a single admitted call takes
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(control.admit()).as("admitted again once the loop caught up").isNull());
     }
 
     @Test
-    void lightConcurrentLoadOnALaggingNodeGetsNo503AndTheStatusCheckIsServed() throws InterruptedException {
+    void lightConcurrentLoadOnALaggingNodeGetsNo503AndTheStatusCheckIsServed() {
         keepOneLoopBehind();
         @SuppressWarnings("resource") // finished below
         EmbeddedChannel connection = new EmbeddedChannel(new AdmissionHandler(control,
@@ -123,13 +129,14 @@ class EventLoopLagTest {
         }
     }
 
-    /** Starts the probes and keeps one loop busy until every probe of the last 5 waits (2.5 s). */
-    private void keepOneLoopBehind() throws InterruptedException {
+    /** Starts the probes and keeps one loop busy until most probes of the last 5 waited (about 1 s). */
+    private void keepOneLoopBehind() {
         lag.start(group);
         EventExecutor loop = group.next();
         loop.execute(new Sleeper(loop));
-        Thread.sleep(2500);
-        assertThat(lag.sustainedNanos()).as("every probe waits for a 300-ms task").isGreaterThan(MAX_LAG.toNanos());
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
+                assertThat(lag.sustainedNanos()).as("every probe waits for a 300-ms task")
+                        .isGreaterThan(MAX_LAG.toNanos()));
     }
 
     /** Occupies its loop for 300 ms at a time, resubmitting itself while {@link #busy} is set. */
@@ -155,7 +162,7 @@ class EventLoopLagTest {
         }
     }
 
-    private static void await(CountDownLatch latch) {
+    private static void hold(CountDownLatch latch) {
         try {
             latch.await(5, TimeUnit.SECONDS);
         } catch (InterruptedException e) {

@@ -3,36 +3,21 @@ package dev.dht.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.DhtClient;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.net.URI;
-import java.nio.file.Path;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * The actuator endpoints a node exposes over HTTP: health (with its probes), info and prometheus answer 200; the
  * sensitive ones (environment, beans, settings, dumps, loggers, mappings, metrics by name, shutdown) are not exposed
  * and answer as any unknown path does (400). Other endpoints may be added; these must never be.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@DirtiesContext
+@SingleNodeTest
 class ActuatorExposureTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @ParameterizedTest
     @ValueSource(strings = {"health", "health/liveness", "health/readiness", "info", "prometheus"})

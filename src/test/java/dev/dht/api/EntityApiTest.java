@@ -1,49 +1,37 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.V0Uri;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpMethod;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.EntityExchangeResult;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
  * The single-record v0 API of one node over HTTP: every status code, values, deletes, ids, the default size limit,
- * error bodies.
+ * error bodies, the unit of a TTL.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@DirtiesContext
+@SingleNodeTest
 class EntityApiTest {
     private static final int DEFAULT_MAX_VALUE_SIZE = 8 * 1024 * 1024;
-
-    @TempDir
-    static Path dataDir;
 
     @LocalServerPort
     int port;
 
     private WebTestClient client;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @BeforeEach
     void connect() {
@@ -103,6 +91,25 @@ class EntityApiTest {
         delete("never-written").expectStatus().isAccepted().returnResult(Void.class);
 
         getExchange("never-written").expectStatus().isNotFound().returnResult(Void.class);
+    }
+
+    @Test
+    void ttlIsInSecondsAValueReadsForItsSecondsAndIsAbsentAfterThem() {
+        long started = System.nanoTime();
+        client.put().uri(V0Uri.raw(port, "/v0/entity?id=ttl-1&ttl=1")).bodyValue(bytes("one second"))
+                .exchange().expectStatus().isCreated().returnResult(Void.class);
+        client.put().uri(V0Uri.raw(port, "/v0/entity?id=ttl-5&ttl=5")).bodyValue(bytes("five seconds"))
+                .exchange().expectStatus().isCreated().returnResult(Void.class);
+
+        await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100))
+                .until(() -> status("ttl-1") == 404);
+        assertThat(Duration.ofNanos(System.nanoTime() - started)).as("ttl=1 expired no sooner than a second after")
+                .isGreaterThanOrEqualTo(Duration.ofSeconds(1));
+        // that a value stays is an absence of expiry, which cannot be awaited: it must read 200 throughout the
+        // second after the 1-s value expired, up to at least 2 s after its PUT
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(100))
+                .until(() -> status("ttl-5") == 200);
+        assertThat(get("ttl-5")).isEqualTo(bytes("five seconds"));
     }
 
     @Test
@@ -249,6 +256,10 @@ class EntityApiTest {
 
     private WebTestClient.ResponseSpec getExchange(String id) {
         return client.get().uri(V0Uri.entity(port, id)).exchange();
+    }
+
+    private int status(String id) {
+        return getExchange(id).returnResult(Void.class).getStatus().value();
     }
 
     /** GET that must answer 200; returns the body bytes (empty array for an empty body). */

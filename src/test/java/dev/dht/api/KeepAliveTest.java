@@ -2,41 +2,26 @@ package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.V0Uri;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Many sequential requests over one keep-alive connection (as a course client sends them) are all answered.
  * With Reactor Netty 1.3.7 about one request in 500 was never read and hung; the generous per-request timeout
  * only turns such a hang into a failure.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@DirtiesContext
+@SingleNodeTest
 class KeepAliveTest {
     private static final int REQUESTS = 2400;
 
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @Test
     void everySequentialRequestOnOneKeepAliveConnectionIsAnswered() throws Exception {

@@ -4,22 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Which ids (and range bounds) a node accepts: distinct percent-encoded byte strings are never one key. Bytes that
@@ -27,19 +21,10 @@ import org.springframework.test.context.DynamicPropertySource;
  * refused, a valid encoding of U+FFFD stays a key of its own, control characters are refused, and a malformed
  * percent-encoding is a 400, not a 500.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@DirtiesContext
+@SingleNodeTest
 class KeyEncodingTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @Test
     void anIdThatIsNotUtf8IsRefusedAndNotReadableThroughAnotherId() {

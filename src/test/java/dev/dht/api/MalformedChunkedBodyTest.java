@@ -1,6 +1,7 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.RangeFrameCodec;
@@ -10,24 +11,18 @@ import dev.dht.storage.Record;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.io.ByteArrayOutputStream;
 import java.io.EOFException;
 import java.net.SocketException;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * A request whose chunked body breaks its framing (a chunk size that is not hex) fails and changes nothing, on
@@ -36,23 +31,13 @@ import org.springframework.test.context.DynamicPropertySource;
  * ended normally at the framing error (as Reactor Netty ended it before) would be stored. The answer is 400
  * (or the connection is closed), and the node serves the next connection normally.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = "dht.cluster-secret=" + InProcessCluster.SECRET)
-@DirtiesContext
+@SingleNodeTest(properties = "dht.cluster-secret=" + InProcessCluster.SECRET)
 class MalformedChunkedBodyTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
 
     @Autowired
     LocalStore store;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @Test
     void aPutWhoseFirstChunkSizeIsNotHexStoresNothing() throws Exception {
@@ -141,20 +126,19 @@ class MalformedChunkedBodyTest {
 
     /**
      * What a GET of {@code id} answers (404, or 200 with {@code value}) stays so for a second. A request that went on
-     * with a broken body would store it in the background after its answer, within milliseconds, so the test
-     * watches for a while instead of looking once.
+     * with a broken body would store it in the background after its answer, within milliseconds: that nothing
+     * changes is an absence, which cannot be awaited, so the answer is watched throughout the second (during).
      */
-    private void assertStaysUnchanged(String id, String value) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(1).toNanos();
-        do {
-            HttpResponse<byte[]> answer = client().get(id, null);
-            if (value == null) {
-                assertThat(answer.statusCode()).as("GET %s", id).isEqualTo(404);
-            } else {
-                assertThat(new String(answer.body(), StandardCharsets.UTF_8)).as("GET %s", id).isEqualTo(value);
-            }
-            Thread.sleep(50);
-        } while (System.nanoTime() < deadline);
+    private void assertStaysUnchanged(String id, String value) {
+        await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(2)).pollInterval(Duration.ofMillis(50))
+                .untilAsserted(() -> {
+                    HttpResponse<byte[]> answer = client().get(id, null);
+                    if (value == null) {
+                        assertThat(answer.statusCode()).as("GET %s", id).isEqualTo(404);
+                    } else {
+                        assertThat(new String(answer.body(), StandardCharsets.UTF_8)).as("GET %s", id).isEqualTo(value);
+                    }
+                });
     }
 
     /**

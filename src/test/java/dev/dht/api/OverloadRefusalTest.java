@@ -1,31 +1,26 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.admission.AdmissionControl;
 import dev.dht.storage.LocalStore;
 import dev.dht.testing.RawHttpConnection.Response;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.StorageThreadBlocker;
 import dev.dht.testing.V0Uri;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * A real node refusing client requests over its in-flight limit (one), as a client on one keep-alive connection
@@ -36,13 +31,8 @@ import org.springframework.test.context.DynamicPropertySource;
  * waiting for the one storage thread, which the test blocks, holds the in-flight slot (a 60-s replica timeout
  * keeps it from being answered 504 meanwhile).
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dht.max-in-flight-requests=1", "dht.storage.threads=1", "dht.replica-timeout=60s"})
-@DirtiesContext
+@SingleNodeTest(properties = {"dht.max-in-flight-requests=1", "dht.storage.threads=1", "dht.replica-timeout=60s"})
 class OverloadRefusalTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
 
@@ -51,12 +41,6 @@ class OverloadRefusalTest {
 
     @Autowired
     AdmissionControl admission;
-
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     private StorageThreadBlocker storage;
 
@@ -145,17 +129,13 @@ class OverloadRefusalTest {
                 HttpRequest.newBuilder(V0Uri.entity(port, "held")).timeout(Duration.ofSeconds(60))
                         .PUT(HttpRequest.BodyPublishers.ofString("held")).build(),
                 HttpResponse.BodyHandlers.ofString());
-        for (int i = 0; i < 300 && admission.inFlight() < 1; i++) {
-            Thread.sleep(10);
-        }
-        assertThat(admission.inFlight()).as("the PUT waiting for storage holds the slot").isEqualTo(1);
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).untilAsserted(() ->
+                assertThat(admission.inFlight()).as("the PUT waiting for storage holds the slot").isEqualTo(1));
         return held;
     }
 
-    private void awaitNoneInFlight() throws InterruptedException {
-        for (int i = 0; i < 300 && admission.inFlight() > 0; i++) {
-            Thread.sleep(10);
-        }
-        assertThat(admission.inFlight()).isZero();
+    private void awaitNoneInFlight() {
+        await().atMost(Duration.ofSeconds(3)).pollInterval(Duration.ofMillis(10)).untilAsserted(() ->
+                assertThat(admission.inFlight()).isZero());
     }
 }

@@ -4,16 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.config.DhtProperties;
 import dev.dht.storage.StorageEngine;
+import dev.dht.testing.SingleNodeTest;
 import org.junit.jupiter.api.Test;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.test.annotation.DirtiesContext;
 
 /** The {@link RangeApiTest} tests on a node with the pure-Java LevelDB port ({@code dht.storage.engine=java}). */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "dht.storage.engine=java")
-@DirtiesContext
+@SingleNodeTest(properties = "dht.storage.engine=java")
 class RangeApiJavaEngineTest extends RangeApiTest {
-
     @Autowired
     DhtProperties properties;
 

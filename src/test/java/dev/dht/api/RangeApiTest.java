@@ -4,11 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.ChunkedResponseReader;
 import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.V0Uri;
 import java.io.IOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collections;
@@ -16,14 +16,9 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
@@ -31,24 +26,15 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * bounds, order, empty values, tombstones, and that every chunk is exactly {@code key\nvalue}.
  * {@link RangeApiJavaEngineTest} runs the same tests on the pure-Java engine.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@DirtiesContext
+@SingleNodeTest
 class RangeApiTest {
     /** U+10FFFF: its UTF-8 form (F4 8F BF BF) sorts after every other key written here, for ranges without an end. */
     private static final String LAST_PREFIX = "\uDBFF\uDFFF/";
-
-    @TempDir
-    static Path dataDir;
 
     @LocalServerPort
     int port;
 
     private WebTestClient client;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @BeforeEach
     void connect() {

@@ -4,22 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.io.IOException;
 import java.net.URI;
-import java.nio.file.Path;
 import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * Clients that stall or vanish in the middle of a request (slowloris, a dropped link) do not hold a connection for
@@ -29,21 +23,12 @@ import org.springframework.test.context.DynamicPropertySource;
  * still stored.
  */
 @ExtendWith(OutputCaptureExtension.class)
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "server.netty.idle-timeout=2s")
-@DirtiesContext
+@SingleNodeTest(properties = "server.netty.idle-timeout=2s")
 class SlowClientTest {
     private static final Duration BOUND = Duration.ofSeconds(20);
 
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @AfterEach
     void noErrorLogged(CapturedOutput output) {

@@ -1,25 +1,22 @@
 package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
+import dev.dht.storage.LocalStore;
 import dev.dht.testing.ChunkedResponseReader;
 import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.StorageThreadBlocker;
 import dev.dht.testing.V0Uri;
-import dev.dht.storage.LocalStore;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
+import java.time.Duration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.HttpHeaders;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 
 /**
@@ -27,13 +24,8 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * cache are still served; once the queue drains the node serves normally. The node has one storage thread and one queue slot; the test occupies the thread with a task that
  * waits for the test and fills the slot with a second task.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dht.storage.threads=1", "dht.storage.queue-capacity=1", "dht.storage.row-cache-size=1MB"})
-@DirtiesContext
+@SingleNodeTest(properties = {"dht.storage.threads=1", "dht.storage.queue-capacity=1", "dht.storage.row-cache-size=1MB"})
 class StorageOverloadTest {
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
 
@@ -42,11 +34,6 @@ class StorageOverloadTest {
 
     private WebTestClient client;
     private StorageThreadBlocker storage;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @BeforeEach
     void connect() {
@@ -109,11 +96,8 @@ class StorageOverloadTest {
         assertThat(store.scheduler().queueDepth()).isEqualTo(1);
     }
 
-    private void awaitEmptyQueue() throws InterruptedException {
-        for (int i = 0; i < 300 && store.scheduler().queueDepth() > 0; i++) {
-            Thread.sleep(100);
-        }
-        assertThat(store.scheduler().queueDepth()).isZero();
+    private void awaitEmptyQueue() {
+        await().atMost(Duration.ofSeconds(30)).untilAsserted(() -> assertThat(store.scheduler().queueDepth()).isZero());
     }
 
     private WebTestClient.ResponseSpec put(String id, String value) {

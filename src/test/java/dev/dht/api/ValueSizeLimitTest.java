@@ -3,22 +3,17 @@ package dev.dht.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.V0Uri;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 import org.springframework.test.web.reactive.server.WebTestClient;
 import reactor.core.publisher.Flux;
 
@@ -26,23 +21,14 @@ import reactor.core.publisher.Flux;
  * {@code dht.max-value-size} decides 413, not WebFlux's 256 KiB in-memory limit: with a 300 KiB limit a value of
  * exactly 300 KiB is stored, one byte more is refused, whether sent with Content-Length or chunked.
  */
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "dht.max-value-size=300KB")
-@DirtiesContext
+@SingleNodeTest(properties = "dht.max-value-size=300KB")
 class ValueSizeLimitTest {
     private static final int LIMIT = 300 * 1024;
-
-    @TempDir
-    static Path dataDir;
 
     @LocalServerPort
     int port;
 
     private WebTestClient client;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @BeforeEach
     void connect() {

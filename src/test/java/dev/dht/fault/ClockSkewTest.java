@@ -15,7 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.http.HttpStatus;
@@ -48,14 +48,9 @@ class ClockSkewTest {
 
     @TempDir
     Path root;
+    /** Started by each test with its settings; closed after it, before the temp dir is deleted. */
+    @AutoClose
     private InProcessCluster cluster;
-
-    @AfterEach
-    void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
 
     @AfterAll
     static void report() {

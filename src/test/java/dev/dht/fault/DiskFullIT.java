@@ -137,9 +137,7 @@ class DiskFullIT {
 
     private static NodeProcess startNode(int port, Path dataDir, Path log, List<String> args)
             throws IOException, InterruptedException {
-        NodeProcess started = NodeProcess.start(port, dataDir, log, List.of("-Xmx256m"), args.toArray(String[]::new));
-        started.awaitUp(STARTUP);
-        return started;
+        return NodeProcess.startUp(port, dataDir, log, List.of("-Xmx256m"), STARTUP, args.toArray(String[]::new));
     }
 
     /** Writes zeros to {@code file} until it holds {@code bytes} or the file system is full. */

@@ -15,6 +15,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,16 +33,15 @@ class FaultsIT {
     @TempDir
     Path dir;
 
+    /** Closed after the test instance is done, so after {@link #stopLoad}. */
+    @AutoClose
     private ProcessCluster cluster;
     private LoadClients load;
 
     @AfterEach
-    void stop() throws InterruptedException {
+    void stopLoad() throws InterruptedException {
         if (load != null) {
             load.stop();
-        }
-        if (cluster != null) {
-            cluster.close();
         }
     }
 

@@ -22,6 +22,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -71,16 +72,15 @@ class OverloadIT {
     @TempDir
     Path dir;
 
+    /** Closed after the test instance is done, so after {@link #stopLoad}. */
+    @AutoClose
     private ProcessCluster cluster;
     private OpenLoopLoad load;
 
     @AfterEach
-    void stop() {
+    void stopLoad() {
         if (load != null) {
             load.close();
-        }
-        if (cluster != null) {
-            cluster.close();
         }
     }
 

@@ -25,7 +25,7 @@ import java.util.concurrent.ForkJoinPool;
 import java.util.function.IntConsumer;
 import java.util.stream.IntStream;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.http.HttpStatus;
@@ -43,14 +43,9 @@ class AntiEntropyRepairTest {
 
     @TempDir
     Path root;
+    /** Started by each test with its settings; closed after it, before the temp dir is deleted. */
+    @AutoClose
     private InProcessCluster cluster;
-
-    @AfterEach
-    void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
 
     private InProcessCluster start() {
         cluster = InProcessCluster.start(3, root, SETTINGS);

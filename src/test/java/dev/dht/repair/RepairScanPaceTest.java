@@ -5,18 +5,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.InProcessCluster;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ForkJoinPool;
 import java.util.stream.IntStream;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * The scans that build hash trees are paced by {@code dht.repair.scan-rate} on both sides of a repair: with a low
@@ -31,13 +29,14 @@ class RepairScanPaceTest {
     /** The least time a scan of {@link #RECORDS} records may take at {@link #SCAN_RATE}. */
     private static final Duration PACED_SCAN = Duration.ofMillis(1000L * RECORDS / SCAN_RATE);
 
-    private InProcessCluster cluster;
-
     /** A busy machine must not turn the writes into 503s (event loop lag) or 504s (replica timeout). */
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3, Map.of("dht.hints.enabled", "false",
+            "dht.repair.interval", "0", "dht.replica-timeout", "10s", "dht.max-event-loop-lag", "10s",
+            "dht.repair.scan-rate", String.valueOf(SCAN_RATE)));
+
     @BeforeAll
-    void start(@TempDir Path root) throws InterruptedException, ExecutionException {
-        cluster = InProcessCluster.start(3, root, Map.of("dht.hints.enabled", "false", "dht.repair.interval", "0",
-                "dht.replica-timeout", "10s", "dht.max-event-loop-lag", "10s", "dht.repair.scan-rate", String.valueOf(SCAN_RATE)));
+    void writeRecords() throws InterruptedException, ExecutionException {
         ForkJoinPool writers = new ForkJoinPool(4);
         try {
             writers.submit(() -> IntStream.range(0, RECORDS).parallel().forEach(i ->
@@ -45,11 +44,6 @@ class RepairScanPaceTest {
         } finally {
             writers.shutdown();
         }
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
     }
 
     @Test

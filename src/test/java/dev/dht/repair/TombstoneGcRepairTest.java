@@ -5,14 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.http.HttpStatus;
 
 /**
@@ -26,27 +24,18 @@ class TombstoneGcRepairTest {
     private static final Duration DEADLINE = Duration.ofSeconds(90);
     private static final Duration REPAIR_TIMEOUT = Duration.ofMinutes(2);
 
-    @TempDir
-    Path root;
-    private InProcessCluster cluster;
-
-    @AfterEach
-    void stopCluster() {
-        if (cluster != null) {
-            cluster.close();
-        }
-    }
+    @RegisterExtension
+    final InProcessCluster cluster = InProcessCluster.of(3, Map.of(
+            "dht.tombstone.gc-grace", GRACE.toSeconds() + "s",
+            "dht.tombstone.gc-interval", "500ms",
+            "dht.hints.enabled", "false",
+            "dht.hints.window", "0s",
+            "dht.repair.interval", "0s",
+            "dht.replica-timeout", "10s"));
 
     @Test
     void aDeleteOneReplicaMissedIsRepairedWithinTheGraceAndStaysDeletedAfterThePurgeAndLaterRepairs()
             throws InterruptedException {
-        cluster = InProcessCluster.start(3, root, Map.of(
-                "dht.tombstone.gc-grace", GRACE.toSeconds() + "s",
-                "dht.tombstone.gc-interval", "500ms",
-                "dht.hints.enabled", "false",
-                "dht.hints.window", "0s",
-                "dht.repair.interval", "0s",
-                "dht.replica-timeout", "10s"));
         String id = "deleted-while-cut-off";
         assertThat(cluster.client(0).put(id, "old", "3/3")).isEqualTo(201);
 

@@ -11,7 +11,6 @@ import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -19,12 +18,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.Random;
 import java.util.TreeMap;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code /v0/entities} over a 3-node cluster: 3 000 keys written at various replication factors, some
@@ -38,13 +35,14 @@ class ClusterRangeTest {
     private static final String[] REPLICAS = {"1/1", "2/2", "1/3", "2/3", "3/3", null};
     private static final Duration RANGE_IDLE_TIMEOUT = Duration.ofSeconds(2);
 
-    InProcessCluster cluster;
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3,
+            Map.of("dht.range-idle-timeout", RANGE_IDLE_TIMEOUT.toMillis() + "ms")).restoredAfterEach();
     /** Expected live keys, in unsigned UTF-8 byte order, with their values. */
     final TreeMap<byte[], byte[]> expected = new TreeMap<>(Arrays::compareUnsigned);
 
     @BeforeAll
-    void writeKeys(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root, Map.of("dht.range-idle-timeout", RANGE_IDLE_TIMEOUT.toMillis() + "ms"));
+    void writeKeys() {
         Random random = new Random(2026);
         List<String> ids = new ArrayList<>();
         for (int i = 0; i < 3000; i++) {
@@ -66,16 +64,6 @@ class ClusterRangeTest {
             assertThat(cluster.client((i + 2) % 3).delete(id, "3/3")).isEqualTo(202);
             expected.remove(bytes(id));
         }
-    }
-
-    @AfterEach
-    void restore() {
-        cluster.restoreAll();
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
     }
 
     @Test

@@ -19,12 +19,9 @@ import java.util.Map;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -37,26 +34,12 @@ class DataLifecycleTest {
     private static final int GRACE_SECONDS = 3;
     private static final Duration DEADLINE = Duration.ofSeconds(60);
 
-    private InProcessCluster cluster;
-
-    @BeforeAll
-    void startCluster(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root, Map.of(
-                "dht.tombstone.gc-grace", GRACE_SECONDS + "s",
-                "dht.tombstone.gc-interval", "500ms",
-                "dht.hints.window", "0s",
-                "dht.repair.interval", "0s"));
-    }
-
-    @AfterEach
-    void restore() {
-        cluster.restoreAll();
-    }
-
-    @AfterAll
-    void stopCluster() {
-        cluster.close();
-    }
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3, Map.of(
+            "dht.tombstone.gc-grace", GRACE_SECONDS + "s",
+            "dht.tombstone.gc-interval", "500ms",
+            "dht.hints.window", "0s",
+            "dht.repair.interval", "0s")).restoredAfterEach();
 
     @Test
     void aValueWithATtlReadsUntilItExpiresThenIsAbsentEverywhere() throws InterruptedException {

@@ -3,7 +3,6 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.InProcessCluster;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -14,11 +13,9 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A frozen peer (as under SIGSTOP: its connections accept requests, nothing answers): node 2 holds every replica
@@ -33,17 +30,8 @@ class FrozenPeerReadTest {
     private static final int CLIENTS = 8;
     private static final Duration LOAD = Duration.ofSeconds(4);
 
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root);
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3);
 
     @Test
     void readsThroughAFrozenPeersCoordinatorAreNeverAnswered504() throws Exception {

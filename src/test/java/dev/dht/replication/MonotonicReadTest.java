@@ -6,15 +6,12 @@ import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.http.HttpStatus;
 
 /**
@@ -26,17 +23,8 @@ import org.springframework.http.HttpStatus;
 class MonotonicReadTest {
     private static final int KEYS = 6;
 
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root, Map.of("dht.hints.enabled", "false", "dht.replica-timeout", "2s"));
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3, Map.of("dht.hints.enabled", "false", "dht.replica-timeout", "2s"));
 
     @Test
     void readsNeverGoBackToTheOlderValueAfterAWriteThatReachedOneReplica() throws InterruptedException {

@@ -5,15 +5,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * A slow replica: node 0's calls to node 2 are delayed 2 s (replica timeout 1 s). A coordinator must answer
@@ -23,21 +20,12 @@ import org.junit.jupiter.api.io.TempDir;
 class SlowReplicaTest {
     private static final Duration DELAY = Duration.ofSeconds(2);
 
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root);
-    }
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3);
 
     @BeforeEach
     void slowDownNodeTwo() {
         cluster.faults(0).delayCallsTo(cluster.url(2), DELAY);
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
     }
 
     @Test

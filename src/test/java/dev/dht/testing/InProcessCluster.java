@@ -7,6 +7,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
@@ -15,8 +16,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
+import org.junit.jupiter.api.TestInstance.Lifecycle;
+import org.junit.jupiter.api.extension.AfterAllCallback;
+import org.junit.jupiter.api.extension.AfterEachCallback;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.BeforeEachCallback;
+import org.junit.jupiter.api.extension.ExtensionContext;
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.util.FileSystemUtils;
 
 /**
  * N real nodes in this JVM, each its own Spring context with its own port, data dir, Netty resources and
@@ -24,8 +32,12 @@ import org.springframework.context.ConfigurableApplicationContext;
  * stopped keeping its data and started again on the same port and dir. Each node's replica client carries a
  * {@link ReplicaFaults} filter and its server a {@link ServerFaults} filter for fault injection, and a node may
  * run on its own wall clock (a {@link Clock} bean, which the node's hybrid logical clock then reads).
+ *
+ * <p>A test starts one with {@link #start(int, Path, Map)} and closes it, or registers one made by
+ * {@link #of(int, Map)} as an extension, which starts and closes it around the test class or each test.
  */
-public final class InProcessCluster implements AutoCloseable {
+public final class InProcessCluster
+        implements AutoCloseable, BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
     /** Cluster secret used by all test nodes. */
     public static final String SECRET = "test-cluster-secret";
 
@@ -36,22 +48,35 @@ public final class InProcessCluster implements AutoCloseable {
     private final ConfigurableApplicationContext[] nodes;
     private final Map<String, String> extraSettings;
     private final IntFunction<Clock> wallClocks;
+    /** Of a cluster registered as an extension ({@link #of}): its temp dir once started, null before. */
+    private Path ownDir;
+    private boolean ofTestClass;
+    private boolean restoredAfterEach;
 
-    private InProcessCluster(int size, Path root, Map<String, String> extraSettings, IntFunction<Clock> wallClocks) {
+    private InProcessCluster(int size, Map<String, String> extraSettings, IntFunction<Clock> wallClocks) {
         this.nodes = new ConfigurableApplicationContext[size];
         this.extraSettings = extraSettings;
         this.wallClocks = wallClocks;
+        for (int i = 0; i < size; i++) {
+            faults.add(new ReplicaFaults());
+            serverFaults.add(new ServerFaults());
+        }
+    }
+
+    /** Gives the nodes free ports and data dirs under {@code root}, then starts each. */
+    private void startAll(Path root) {
         List<Integer> ports;
         try {
-            ports = NodeProcess.freePorts(size);
+            ports = NodeProcess.freePorts(nodes.length);
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        for (int i = 0; i < size; i++) {
+        for (int i = 0; i < nodes.length; i++) {
             urls.add(URI.create("http://localhost:" + ports.get(i)));
             dataDirs.add(root.resolve("node-" + i));
-            faults.add(new ReplicaFaults());
-            serverFaults.add(new ServerFaults());
+        }
+        for (int i = 0; i < nodes.length; i++) {
+            start(i);
         }
     }
 
@@ -67,16 +92,78 @@ public final class InProcessCluster implements AutoCloseable {
      */
     public static InProcessCluster start(int size, Path root, Map<String, String> extraSettings,
                                          IntFunction<Clock> wallClocks) {
-        InProcessCluster cluster = new InProcessCluster(size, root, extraSettings, wallClocks);
-        for (int i = 0; i < size; i++) {
-            cluster.start(i);
-        }
+        InProcessCluster cluster = new InProcessCluster(size, extraSettings, wallClocks);
+        cluster.startAll(root);
         return cluster;
     }
 
     /** Starts {@code size} nodes with default settings. */
     public static InProcessCluster start(int size, Path root) {
         return start(size, root, Map.of());
+    }
+
+    /**
+     * A cluster of {@code size} nodes for a test to register as an extension ({@code @RegisterExtension}): started
+     * in a temp dir of its own before the test class's tests (a static field) or before each test (an instance
+     * field of a class with a test instance per method), and closed with its dir deleted after them.
+     * {@code extraSettings} apply to every node.
+     */
+    public static InProcessCluster of(int size, Map<String, String> extraSettings) {
+        return new InProcessCluster(size, extraSettings, node -> null);
+    }
+
+    /** {@link #of(int, Map)} with default settings. */
+    public static InProcessCluster of(int size) {
+        return of(size, Map.of());
+    }
+
+    /** For a cluster of a whole test class: {@link #restoreAll} after each test. Returns this cluster. */
+    public InProcessCluster restoredAfterEach() {
+        restoredAfterEach = true;
+        return this;
+    }
+
+    @Override
+    public void beforeAll(ExtensionContext context) throws IOException {
+        startInOwnDir(true);
+    }
+
+    @Override
+    public void beforeEach(ExtensionContext context) throws IOException {
+        if (ownDir == null) {
+            if (context.getTestInstanceLifecycle().orElse(Lifecycle.PER_METHOD) == Lifecycle.PER_CLASS) {
+                // JUnit does not call an instance field's afterAll: the cluster would outlive the class
+                throw new IllegalStateException("a cluster of a whole test class must be a static field");
+            }
+            startInOwnDir(false);
+        }
+    }
+
+    @Override
+    public void afterEach(ExtensionContext context) {
+        if (!ofTestClass) {
+            closeInOwnDir();
+        } else if (restoredAfterEach) {
+            restoreAll();
+        }
+    }
+
+    @Override
+    public void afterAll(ExtensionContext context) {
+        closeInOwnDir();
+    }
+
+    private void startInOwnDir(boolean ofTestClass) throws IOException {
+        this.ofTestClass = ofTestClass;
+        ownDir = Files.createTempDirectory("dht-cluster-");
+        startAll(ownDir);
+    }
+
+    private void closeInOwnDir() {
+        close();
+        if (ownDir != null) {
+            FileSystemUtils.deleteRecursively(ownDir.toFile());
+        }
     }
 
     /** Starts node {@code i} (again) on its port and data dir. */

@@ -9,19 +9,15 @@ import dev.dht.testing.InProcessCluster;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.function.BooleanSupplier;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Hinted handoff on a real 3-node cluster: writes a stopped replica missed reach it once it is back, without any
@@ -32,22 +28,9 @@ import org.junit.jupiter.api.io.TempDir;
 class HintedHandoffTest {
     private static final Duration CONVERGENCE_DEADLINE = Duration.ofSeconds(60);
 
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        cluster = InProcessCluster.start(3, root, Map.of("dht.max-event-loop-lag", HintBoundsTest.LAG));
-    }
-
-    @AfterEach
-    void restore() {
-        cluster.restoreAll();
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3, Map.of("dht.max-event-loop-lag", HintBoundsTest.LAG))
+            .restoredAfterEach();
 
     /** The scenario, scaled down: node 2 alone, at 1/3, answers every key as the cluster acknowledged it. */
     @Test
