@@ -4,35 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.dht.testing.InProcessCluster;
-import java.nio.file.Path;
 import java.time.Duration;
-import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * {@code dht.replication-factor} (default 3): on a cluster larger than the factor, a request without
  * {@code replicas} keeps that many copies and needs a majority of them, so adding nodes adds capacity, not copies;
  * an explicit {@code replicas} still reaches up to every node, and {@code from} above the cluster size is 400.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReplicationFactorTest {
     private static final Duration SETTLE = Duration.ofSeconds(10);
-    InProcessCluster cluster;
 
-    @BeforeAll
-    void start(@TempDir Path root) {
-        cluster = InProcessCluster.start(4, root, Map.of());
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(4);
 
     @Test
     void aWriteWithoutReplicasKeepsThreeCopiesOnFourNodes() {
