@@ -10,6 +10,7 @@ import dev.dht.metrics.StorageMetrics;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.node.NodeHeartbeat;
 import dev.dht.node.RebuildGate;
+import dev.dht.peer.PeerClient;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RangeCoordinator;
@@ -169,7 +170,7 @@ public class DhtConfiguration {
      * <p>The connection pool is the replica pool: keep-alive, at most
      * {@code dht.replica-pool-size} connections per peer, and at most as many calls again waiting for one, each
      * at most the replica timeout. A call beyond that is refused at once as overload (503 to the client, see
-     * {@link dev.dht.replication.RemoteReplica}): a long line of waiting calls would only turn overload into
+     * {@link PeerClient}): a long line of waiting calls would only turn overload into
      * timeouts (504) a second later.
      */
     @Bean
@@ -206,6 +207,18 @@ public class DhtConfiguration {
         return builder.build();
     }
 
+    @Bean
+    ReplicaCallMetrics replicaCallMetrics(MeterRegistry registry) {
+        return new ReplicaCallMetrics(registry);
+    }
+
+    /** Every call to a peer (replication and repair) goes through this client, with the cluster secret. */
+    @Bean
+    PeerClient peerClient(DhtProperties properties, WebClient replicaWebClient, ReplicaCallMetrics metrics) {
+        return new PeerClient(replicaWebClient, properties.clusterSecret(), metrics, properties.replicaTimeout(),
+                properties.rangeIdleTimeout());
+    }
+
     /**
      * Hinted handoff, with its own LevelDB in {@code <dht.data-dir>/hints}, rid of the hints of peers no longer in
      * {@code dht.nodes}; closed on shutdown (replay stops, hints already offered are stored).
@@ -227,19 +240,17 @@ public class DhtConfiguration {
      * failed writes kept as hints ({@link HintedHandoff#hinting}).
      */
     @Bean
-    Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, WebClient replicaWebClient,
-                      PeerHealth health, MeterRegistry registry, HintedHandoff hintedHandoff,
+    Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, PeerClient peerClient,
+                      PeerHealth health, ReplicaCallMetrics callMetrics, HintedHandoff hintedHandoff,
                       RebuildGate rebuildGate) {
-        ReplicaCallMetrics callMetrics = new ReplicaCallMetrics(registry);
         Map<Node, Replica> replicas = new LinkedHashMap<>();
         for (Node node : topology.nodes()) {
             replicas.put(node, node.self()
                     ? new LocalReplica(store, rebuildGate)
-                    : hintedHandoff.hinting(node, new RemoteReplica(node, replicaWebClient, properties.clusterSecret(),
-                            health, callMetrics, properties.replicaTimeout(),
+                    : hintedHandoff.hinting(node, new RemoteReplica(node, peerClient, health, callMetrics,
                             Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
                             Math.min(properties.replicaReadsInFlight(), properties.replicaPoolSize()),
-                            properties.rangeIdleTimeout(), stallThreshold(properties))));
+                            stallThreshold(properties))));
         }
         return new Replicas(replicas);
     }

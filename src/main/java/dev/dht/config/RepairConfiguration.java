@@ -6,6 +6,7 @@ import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.metrics.RepairMetrics;
 import dev.dht.node.RebuildGate;
+import dev.dht.peer.PeerClient;
 import dev.dht.repair.AntiEntropyRepair;
 import dev.dht.repair.NodeRebuild;
 import dev.dht.repair.RepairClient;
@@ -21,7 +22,6 @@ import java.util.Map;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
-import org.springframework.web.reactive.function.client.WebClient;
 
 /**
  * Wires anti-entropy repair ({@code dht.repair.*}) and node rebuild ({@code dht.rebuild}): the scheduled
@@ -45,11 +45,11 @@ public class RepairConfiguration {
     @Bean
     AntiEntropyRepair antiEntropyRepair(DhtProperties properties, RepairScan scan, ShardRouter router,
                                         ClusterTopology topology, LocalStore store, DhtConfiguration.Replicas replicas,
-                                        WebClient replicaWebClient, RebuildGate gate, MeterRegistry registry) {
+                                        PeerClient peerClient, RebuildGate gate, MeterRegistry registry) {
         Map<Node, Replica> peers = new LinkedHashMap<>(replicas.byNode());
         peers.remove(topology.self());
         RepairMetrics metrics = new RepairMetrics(registry, peers.keySet().stream().toList(), gate::isRebuilding);
-        return new AntiEntropyRepair(scan, new RepairClient(replicaWebClient, properties.clusterSecret(), topology.self()),
+        return new AntiEntropyRepair(scan, new RepairClient(peerClient, topology.self()),
                 new RepairScope(router, topology.size()), store, peers, properties.repair().maxRate(), metrics);
     }
 

@@ -1,31 +1,9 @@
 package dev.dht.peer;
 
 /**
- * The node-to-node protocol: paths and headers of the internal endpoints. Bodies carry records in the
- * {@link dev.dht.storage.Record} layout, so timestamps and tombstones travel unchanged.
- *
- * <ul>
- *   <li>{@code GET /internal/record?id=ID}: 200 with the record bytes, or 404 if the replica has none.</li>
- *   <li>{@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older).</li>
- *   <li>{@code POST /internal/records}, body = frames as in {@code RangeFrameCodec} (key, record) and its end
- *       marker, at most {@link #BATCH_MAX_BYTES}: a batch of writes (coalesced by the replication layer); 201 once every
- *       record is applied (or found older), 503 if none could be queued for storage, 400 if malformed.</li>
- *   <li>{@code POST /internal/records/read}, body = the keys as {@link ReadBatchCodec} frames, at most
- *       {@link #READ_BATCH_MAX_KEYS} keys and {@link #BATCH_MAX_BYTES}: a batch of reads (coalesced as writes
- *       are); 200 with each key's answer in order (record, none, or "not read, read it alone" once the records
- *       answered pass {@link #BATCH_MAX_BYTES}), 503 while the node rebuilds or its storage queue is full, 400 if
- *       malformed.</li>
- *   <li>{@code GET /internal/range?start=S[&end=E]}: the replica's local range, tombstones included, as
- *       length-prefixed frames (see {@code RangeFrameCodec}).</li>
- *   <li>{@code GET /internal/repair/tree?peer=URL}: the anti-entropy hash tree of the records this node and the
- *       node {@code URL} (the caller) should both hold, {@code dev.dht.repair.MerkleTree#toBytes()}; 400 if
- *       {@code URL} is not another node of the cluster.</li>
- *   <li>{@code GET /internal/repair/records?peer=URL&segments=S}: those records in the segments whose bits are
- *       set in {@code S} (a {@link java.util.BitSet#toByteArray()} in unpadded base64url), in key order, as
- *       range frames.</li>
- * </ul>
- * Every internal request carries {@link #SECRET_HEADER} with {@code dht.cluster-secret}; without it the
- * answer is 403, so clients cannot forge timestamps.
+ * The constants of the node-to-node protocol on the wire: its paths, headers and batch limits, shared by the
+ * calling side ({@link PeerClient}) and the serving side ({@code peer.server}). Each endpoint, with its method,
+ * bodies and statuses, is a constant of {@link PeerEndpoint}.
  */
 public final class InternalProtocol {
     /** Path of single-record reads and writes. */
@@ -52,7 +30,10 @@ public final class InternalProtocol {
      * same reason. Absent from older nodes' answers: read as {@code PEER_OVERLOADED}.
      */
     public static final String OVERLOAD_REASON_HEADER = "X-Dht-Overload-Reason";
-    /** Header that carries the cluster secret. */
+    /**
+     * Header that carries {@code dht.cluster-secret} on every internal request; without it the answer is 403, so
+     * clients cannot forge timestamps.
+     */
     public static final String SECRET_HEADER = "X-Dht-Cluster-Secret";
 
     private InternalProtocol() {

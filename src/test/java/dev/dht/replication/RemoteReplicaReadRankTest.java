@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
+import dev.dht.peer.PeerClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -129,8 +130,9 @@ class RemoteReplicaReadRankTest {
     }
 
     private RemoteReplica replica(Node node) {
-        return new RemoteReplica(node, WebClient.create(), "secret", health, metrics, Duration.ofSeconds(30), 4, 1,
-                Duration.ofSeconds(30), STALL);
+        PeerClient client = new PeerClient(WebClient.create(), "secret", metrics, Duration.ofSeconds(30),
+                Duration.ofSeconds(30));
+        return new RemoteReplica(node, client, health, metrics, 4, 1, STALL);
     }
 
     private static void awaitRank(RemoteReplica peer, int rank) throws InterruptedException {

@@ -2,16 +2,21 @@ package dev.dht.peer.server;
 
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.node.RebuildGate;
-import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.PeerEndpoint;
 import dev.dht.repair.RepairScan;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import dev.dht.web.RequestBodyReader;
+import org.springframework.web.reactive.function.server.RequestPredicate;
+import org.springframework.web.reactive.function.server.RequestPredicates;
 import org.springframework.web.reactive.function.server.RouterFunction;
 import org.springframework.web.reactive.function.server.RouterFunctions;
 import org.springframework.web.reactive.function.server.ServerResponse;
 
-/** The server side of the node-to-node protocol ({@link InternalProtocol}): routes behind the cluster secret. */
+/**
+ * The server side of the node-to-node protocol: a route for each {@link PeerEndpoint} (the method and path of the
+ * table), behind the cluster secret.
+ */
 public final class PeerRoutes {
 
     private PeerRoutes() {
@@ -28,14 +33,19 @@ public final class PeerRoutes {
         InternalRecordHandler records = new InternalRecordHandler(store, rebuild, new RequestBodyReader(maxRecord));
         InternalRepairHandler repair = new InternalRepairHandler(repairScan, topology);
         return RouterFunctions.route()
-                .GET(InternalProtocol.REPAIR_TREE_PATH, repair::tree)
-                .GET(InternalProtocol.REPAIR_RECORDS_PATH, repair::records)
-                .GET(InternalProtocol.RECORD_PATH, records::read)
-                .PUT(InternalProtocol.RECORD_PATH, records::write)
-                .POST(InternalProtocol.RECORDS_PATH, records::writeBatch)
-                .POST(InternalProtocol.READS_PATH, records::readBatch)
-                .GET(InternalProtocol.RANGE_PATH, records::range)
+                .route(on(PeerEndpoint.REPAIR_TREE), repair::tree)
+                .route(on(PeerEndpoint.REPAIR_RECORDS), repair::records)
+                .route(on(PeerEndpoint.READ), records::read)
+                .route(on(PeerEndpoint.WRITE), records::write)
+                .route(on(PeerEndpoint.WRITE_BATCH), records::writeBatch)
+                .route(on(PeerEndpoint.READ_BATCH), records::readBatch)
+                .route(on(PeerEndpoint.RANGE), records::range)
                 .filter(new ClusterSecretFilter(clusterSecret))
                 .build();
+    }
+
+    /** Requests to {@code endpoint}: its method and path, as the table gives them. */
+    private static RequestPredicate on(PeerEndpoint endpoint) {
+        return RequestPredicates.method(endpoint.method()).and(RequestPredicates.path(endpoint.path()));
     }
 }

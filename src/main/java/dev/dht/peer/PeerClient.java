@@ -1,0 +1,224 @@
+package dev.dht.peer;
+
+import dev.dht.cluster.Node;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
+import dev.dht.metrics.ReplicaCallMetrics;
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Base64;
+import java.util.BitSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.function.Function;
+import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.client.ClientResponse;
+import org.springframework.web.reactive.function.client.WebClient;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.netty.http.client.HttpClientRequest;
+
+/**
+ * The calling side of the node-to-node protocol: every call to a peer goes through here, over the shared, pooled
+ * {@link WebClient}, with the cluster secret and the timeouts of its {@link PeerEndpoint}. Failures are mapped
+ * once: a peer's 503 becomes {@link OverloadedException} with the reason the peer named, a connection pool that
+ * refuses to queue another call becomes one with {@link OverloadReason#CONNECTION_POOL_FULL}, another error status
+ * a {@link WebClientResponseException}. Calls of endpoints with an {@link PeerEndpoint#operation()} are timed
+ * ({@link ReplicaCallMetrics}). Stateless apart from its settings; every method is non-blocking.
+ */
+public final class PeerClient {
+    /**
+     * Longest wait for a peer's repair tree: the peer's scan is paced by its {@code dht.repair.scan-rate}, so this
+     * bounds the store a tree can cover (72 million records at the default 20 000/s).
+     */
+    public static final Duration REPAIR_TREE_TIMEOUT = Duration.ofHours(1);
+    /** Body buffers (each up to a few KiB) read ahead of the frame decoder. */
+    private static final int BODY_PREFETCH = 4;
+
+    private final WebClient client;
+    private final String secret;
+    private final ReplicaCallMetrics metrics;
+    private final Duration replicaTimeout;
+    private final Duration rangeIdleTimeout;
+
+    /**
+     * @param client           the shared client; its response timeout is {@code dht.replica-timeout}
+     * @param secret           {@code dht.cluster-secret}, sent in {@link InternalProtocol#SECRET_HEADER}
+     * @param metrics          times the calls of endpoints with an operation tag
+     * @param replicaTimeout   {@code dht.replica-timeout}: how long a range stream may take to its first record
+     * @param rangeIdleTimeout {@code dht.range-idle-timeout}: how long a range stream may send nothing while its
+     *                         data is wanted
+     */
+    public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
+                      Duration rangeIdleTimeout) {
+        this.client = client;
+        this.secret = secret;
+        this.metrics = metrics;
+        this.replicaTimeout = replicaTimeout;
+        this.rangeIdleTimeout = rangeIdleTimeout;
+    }
+
+    /** {@link PeerEndpoint#READ}: {@code peer}'s record for {@code id}, empty Optional on 404. */
+    public Mono<Optional<Record>> read(Node peer, String id) {
+        return call(PeerEndpoint.READ, peer, PeerEndpoint.READ.uri(peer, id), null, response -> {
+            if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
+                return response.releaseBody().thenReturn(Optional.<Record>empty());
+            }
+            return ifOk(response, ok -> ok.bodyToMono(byte[].class)
+                    .switchIfEmpty(Mono.error(() -> new IllegalStateException(peer + " sent an empty record")))
+                    .map(bytes -> Optional.of(Record.decode(bytes))));
+        });
+    }
+
+    /**
+     * {@link PeerEndpoint#READ_BATCH}: {@code peer}'s answer for each of {@code keys}, in order: the record,
+     * empty Optional if it has none, or null for a key it left unread (read that one alone).
+     */
+    public Mono<List<Optional<Record>>> readBatch(Node peer, List<byte[]> keys) {
+        return call(PeerEndpoint.READ_BATCH, peer, PeerEndpoint.READ_BATCH.uri(peer), ReadBatchCodec.encodeKeys(keys),
+                response -> ifOk(response, ok -> ReadBatchCodec.decodeAnswers(
+                        ok.bodyToFlux(DataBuffer.class), keys.size(), peer.name())));
+    }
+
+    /** {@link PeerEndpoint#WRITE}: completes once {@code peer} has applied {@code entry} (or found it older). */
+    public Mono<Void> write(Node peer, KeyedRecord entry) {
+        URI uri = PeerEndpoint.WRITE.uri(peer, new String(entry.key(), StandardCharsets.UTF_8));
+        return call(PeerEndpoint.WRITE, peer, uri, entry.record().encode(), PeerClient::applied);
+    }
+
+    /** {@link PeerEndpoint#WRITE_BATCH}: completes once {@code peer} has applied every one of {@code entries}. */
+    public Mono<Void> writeBatch(Node peer, List<KeyedRecord> entries) {
+        return call(PeerEndpoint.WRITE_BATCH, peer, PeerEndpoint.WRITE_BATCH.uri(peer),
+                RangeFrameCodec.encodeBatch(entries), PeerClient::applied);
+    }
+
+    /**
+     * {@link PeerEndpoint#RANGE}: {@code peer}'s local records in {@code [start, end)}, tombstones included.
+     * Fails with {@link java.util.concurrent.TimeoutException} if the first record (or the end) takes longer than
+     * {@code dht.replica-timeout}, or the peer sends nothing for {@code dht.range-idle-timeout} while records are
+     * wanted (see {@link PeerEndpoint.Timeout#STREAM}); a consumer that pauses is never failed.
+     *
+     * @param end exclusive bound, or null for none
+     */
+    public Flux<KeyedRecord> range(Node peer, String start, String end) {
+        return frames(PeerEndpoint.RANGE, peer, PeerEndpoint.RANGE.uri(peer, start, end));
+    }
+
+    /**
+     * {@link PeerEndpoint#REPAIR_TREE}: the bytes of {@code peer}'s hash tree of the records it shares with
+     * {@code self}; fails with {@link java.util.concurrent.TimeoutException} after {@link #REPAIR_TREE_TIMEOUT}.
+     */
+    public Mono<byte[]> repairTree(Node peer, Node self) {
+        return call(PeerEndpoint.REPAIR_TREE, peer, PeerEndpoint.REPAIR_TREE.uri(peer, self.url().toString()), null,
+                response -> ifOk(response, ok -> ok.bodyToMono(byte[].class)));
+    }
+
+    /**
+     * {@link PeerEndpoint#REPAIR_RECORDS}: {@code peer}'s records shared with {@code self} in {@code segments}, in
+     * key order, with no timeout (the repair paces the stream).
+     */
+    public Flux<KeyedRecord> repairRecords(Node peer, Node self, BitSet segments) {
+        String encoded = Base64.getUrlEncoder().withoutPadding().encodeToString(segments.toByteArray());
+        return frames(PeerEndpoint.REPAIR_RECORDS, peer,
+                PeerEndpoint.REPAIR_RECORDS.uri(peer, self.url().toString(), encoded));
+    }
+
+    /** A call answered by one body: {@code answer} reads any status but 503; failures mapped, timed. */
+    private <T> Mono<T> call(PeerEndpoint endpoint, Node peer, URI uri, byte[] body,
+                             Function<ClientResponse, Mono<T>> answer) {
+        Mono<T> call = request(endpoint, uri, body).exchangeToMono(response -> isRefusal(response)
+                ? refused(peer, response)
+                : answer.apply(response));
+        if (endpoint.timeout() == PeerEndpoint.Timeout.REPAIR_TREE) {
+            call = call.timeout(REPAIR_TREE_TIMEOUT);
+        }
+        call = call.onErrorMap(PeerClient::noConnectionFree, error -> poolFull(peer, error));
+        return endpoint.operation() == null ? call : metrics.timed(peer, endpoint.operation(), call);
+    }
+
+    /** A call answered by a stream of {@link RangeFrameCodec} frames; failures mapped, timed. */
+    private Flux<KeyedRecord> frames(PeerEndpoint endpoint, Node peer, URI uri) {
+        boolean watched = endpoint.timeout() == PeerEndpoint.Timeout.STREAM;
+        Flux<KeyedRecord> stream = request(endpoint, uri, null).exchangeToFlux(response -> {
+            if (isRefusal(response)) {
+                return this.<KeyedRecord>refused(peer, response).flux();
+            }
+            if (!response.statusCode().is2xxSuccessful()) {
+                return response.<KeyedRecord>createError().flux();
+            }
+            Flux<DataBuffer> body = response.bodyToFlux(DataBuffer.class);
+            return RangeFrameCodec.decode(watched ? IdleStreamTimeout.watch(body, rangeIdleTimeout, peer.name()) : body,
+                    peer.name(), BODY_PREFETCH);
+        });
+        if (watched) {
+            stream = stream.timeout(Mono.delay(replicaTimeout), first -> Mono.never());
+        }
+        stream = stream.onErrorMap(PeerClient::noConnectionFree, error -> poolFull(peer, error));
+        return endpoint.operation() == null ? stream : metrics.timed(peer, endpoint.operation(), stream);
+    }
+
+    /**
+     * The request: method, URI, the cluster secret and an octet-stream body if any. The client's response timeout
+     * (a limit on the time between two reads) is switched off but for {@link PeerEndpoint.Timeout#RESPONSE}.
+     */
+    private WebClient.RequestHeadersSpec<?> request(PeerEndpoint endpoint, URI uri, byte[] body) {
+        WebClient.RequestBodySpec request = client.method(endpoint.method())
+                .uri(uri)
+                .header(InternalProtocol.SECRET_HEADER, secret);
+        if (endpoint.timeout() != PeerEndpoint.Timeout.RESPONSE) {
+            request = request.httpRequest(http -> http.<HttpClientRequest>getNativeRequest().responseTimeout(null));
+        }
+        return body == null ? request : request.contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(body);
+    }
+
+    /** {@code read(response)} for a 2xx answer; the status as a {@link WebClientResponseException} otherwise. */
+    private static <T> Mono<T> ifOk(ClientResponse response, Function<ClientResponse, Mono<T>> read) {
+        return response.statusCode().is2xxSuccessful() ? read.apply(response) : response.createError();
+    }
+
+    /** Completes for a 2xx answer (its body, if any, released). */
+    private static Mono<Void> applied(ClientResponse response) {
+        return ifOk(response, ClientResponse::releaseBody);
+    }
+
+    private static boolean isRefusal(ClientResponse response) {
+        return response.statusCode().value() == HttpStatus.SERVICE_UNAVAILABLE.value();
+    }
+
+    /**
+     * The peer answered 503: fails with {@link OverloadedException} of the reason the peer named
+     * ({@link InternalProtocol#OVERLOAD_REASON_HEADER}; {@link OverloadReason#PEER_OVERLOADED} if none).
+     */
+    private <T> Mono<T> refused(Node peer, ClientResponse response) {
+        OverloadReason reason = OverloadReason.fromToken(
+                response.headers().asHttpHeaders().getFirst(InternalProtocol.OVERLOAD_REASON_HEADER));
+        String message = reason == OverloadReason.DISK_FULL
+                ? "storage full on " + peer + ": writes resume when space is freed there"
+                : peer + " refused: " + reason.token() + " (503)";
+        return response.releaseBody().then(Mono.error(() -> new OverloadedException(reason, message)));
+    }
+
+    private static OverloadedException poolFull(Node peer, Throwable error) {
+        return new OverloadedException(OverloadReason.CONNECTION_POOL_FULL,
+                "no free connection to " + peer + " and too many calls waiting", error);
+    }
+
+    /**
+     * Reactor Netty's pool refused to queue another acquire ({@code PoolAcquirePendingLimitException}, a class
+     * of its shaded reactor-pool, so matched by name rather than imported from an internal package).
+     */
+    private static boolean noConnectionFree(Throwable error) {
+        for (Throwable t = error; t != null; t = t.getCause()) {
+            if (t.getClass().getSimpleName().equals("PoolAcquirePendingLimitException")) {
+                return true;
+            }
+        }
+        return false;
+    }
+}

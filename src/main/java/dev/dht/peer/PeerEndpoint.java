@@ -1,0 +1,125 @@
+package dev.dht.peer;
+
+import dev.dht.cluster.Node;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import org.springframework.http.HttpMethod;
+import org.springframework.web.util.UriUtils;
+
+/**
+ * The endpoints of the node-to-node protocol, one constant each (after Cassandra's {@code Verb}): its HTTP
+ * method, path, query parameters, how long its answer may take ({@link Timeout}) and the operation tag its calls
+ * are timed under. Each constant's comment gives its bodies and statuses. Every request carries
+ * {@link InternalProtocol#SECRET_HEADER} (403 without it); a 503 names its reason in
+ * {@link InternalProtocol#OVERLOAD_REASON_HEADER}. Records travel in the {@link dev.dht.storage.Record} layout,
+ * so timestamps and tombstones travel unchanged. {@link PeerClient} calls them; {@code peer.server} serves them.
+ */
+public enum PeerEndpoint {
+    /** {@code GET /internal/record?id=ID}: 200 with the record bytes, 404 if the replica has none. */
+    READ(HttpMethod.GET, InternalProtocol.RECORD_PATH, Timeout.RESPONSE, "read", "id"),
+    /** {@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older). */
+    WRITE(HttpMethod.PUT, InternalProtocol.RECORD_PATH, Timeout.RESPONSE, "write", "id"),
+    /**
+     * {@code POST /internal/records}, body = {@link RangeFrameCodec} frames and end marker, at most
+     * {@link InternalProtocol#BATCH_MAX_BYTES}: a batch of writes; 201 once every record is applied (or found
+     * older), 503 if none could be queued for storage, 400 if malformed.
+     */
+    WRITE_BATCH(HttpMethod.POST, InternalProtocol.RECORDS_PATH, Timeout.RESPONSE, "write-batch"),
+    /**
+     * {@code POST /internal/records/read}, body = at most {@link InternalProtocol#READ_BATCH_MAX_KEYS} keys as
+     * {@link ReadBatchCodec} frames: 200 with each key's answer in order (record, none, or "read it alone" once the
+     * records answered pass {@link InternalProtocol#BATCH_MAX_BYTES}), 503 while the node rebuilds or its storage
+     * queue is full, 400 if malformed.
+     */
+    READ_BATCH(HttpMethod.POST, InternalProtocol.READS_PATH, Timeout.RESPONSE, "read-batch"),
+    /**
+     * {@code GET /internal/range?start=S[&end=E]}: 200 with the replica's local range, tombstones included, as
+     * {@link RangeFrameCodec} frames.
+     */
+    RANGE(HttpMethod.GET, InternalProtocol.RANGE_PATH, Timeout.STREAM, "range", "start", "end"),
+    /**
+     * {@code GET /internal/repair/tree?peer=URL}: 200 with the anti-entropy hash tree of the records this node and
+     * node {@code URL} (the caller) should both hold ({@code dev.dht.repair.MerkleTree#toBytes()}); 400 if
+     * {@code URL} is not another node of the cluster. Not timed.
+     */
+    REPAIR_TREE(HttpMethod.GET, InternalProtocol.REPAIR_TREE_PATH, Timeout.REPAIR_TREE, null, "peer"),
+    /**
+     * {@code GET /internal/repair/records?peer=URL&segments=S}: 200 with the shared records of the segments whose
+     * bits are set in {@code S} (a {@link java.util.BitSet#toByteArray()} in unpadded base64url), in key order, as
+     * {@link RangeFrameCodec} frames. Not timed.
+     */
+    REPAIR_RECORDS(HttpMethod.GET, InternalProtocol.REPAIR_RECORDS_PATH, Timeout.PACED, null, "peer", "segments");
+
+    /** How long an endpoint's answer may take; the durations are {@link PeerClient}'s. */
+    public enum Timeout {
+        /** The client's response timeout ({@code dht.replica-timeout}) between reads of the answer. */
+        RESPONSE,
+        /**
+         * Response timeout off: the first item within {@code dht.replica-timeout}, then at most
+         * {@code dht.range-idle-timeout} without data while data is wanted ({@link IdleStreamTimeout}).
+         */
+        STREAM,
+        /** Response timeout off: the whole answer within {@link PeerClient#REPAIR_TREE_TIMEOUT}. */
+        REPAIR_TREE,
+        /** Response timeout off and no other: the caller paces the stream. */
+        PACED
+    }
+
+    private final HttpMethod method;
+    private final String path;
+    private final Timeout timeout;
+    private final String operation;
+    private final List<String> parameters;
+
+    PeerEndpoint(HttpMethod method, String path, Timeout timeout, String operation, String... parameters) {
+        this.method = method;
+        this.path = path;
+        this.timeout = timeout;
+        this.operation = operation;
+        this.parameters = List.of(parameters);
+    }
+
+    /** The HTTP method. */
+    public HttpMethod method() {
+        return method;
+    }
+
+    /** The path, e.g. {@code /internal/record}. */
+    public String path() {
+        return path;
+    }
+
+    /** How long the answer may take. */
+    public Timeout timeout() {
+        return timeout;
+    }
+
+    /** The {@code operation} tag of Timer {@code dht.replica.calls}, or null if calls are not timed. */
+    public String operation() {
+        return operation;
+    }
+
+    /**
+     * This endpoint on {@code peer}, with the query parameters in the order of the table, each value
+     * percent-encoded outside RFC 3986's unreserved characters (as a URI template's variables are); a null value
+     * leaves its parameter out.
+     *
+     * @throws IllegalArgumentException if the number of values is not the number of parameters
+     */
+    public URI uri(Node peer, String... values) {
+        if (values.length != parameters.size()) {
+            throw new IllegalArgumentException(this + " takes " + parameters + ", got " + values.length + " values");
+        }
+        StringBuilder uri = new StringBuilder().append(peer.url()).append(path);
+        char separator = '?';
+        for (int i = 0; i < values.length; i++) {
+            if (values[i] != null) {
+                uri.append(separator).append(parameters.get(i)).append('=')
+                        .append(UriUtils.encode(values[i], StandardCharsets.UTF_8));
+                separator = '&';
+            }
+        }
+        return URI.create(uri.toString());
+    }
+}
