@@ -158,7 +158,7 @@ public class DhtConfiguration {
      *
      * <p>{@code dht.io-threads} event loops (default one per processor, not Reactor Netty's at least 4) serve the
      * web server and the replica client alike; fewer loops than cores plus storage threads mean fewer thread
-     * hand-offs per request (measured in commit 40e67ef).
+     * hand-offs per request.
      *
      * <p>One more thread ({@code webflux-http-select-*}) only accepts new connections, as Netty's boss group does,
      * and hands each to an event loop. On an event loop, accepting would wait behind the loop's request work: a

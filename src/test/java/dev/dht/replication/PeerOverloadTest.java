@@ -9,18 +9,13 @@ import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.InProcessCluster;
 import java.net.URI;
 import java.net.http.HttpResponse;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.http.HttpStatus;
 
 /**
@@ -28,29 +23,13 @@ import org.springframework.http.HttpStatus;
  * is full). Other replica failures stay 504. Reads beyond a busy pool wait and coalesce rather than being
  * refused. One connection per peer, so the pool is easy to fill.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class PeerOverloadTest {
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        // A 5-s replica timeout: the delayed calls below (700 ms each, two in turn) must not time out on a busy
-        // 2-core machine, where with the default 1 s the first one did. No hints: the writes the other tests fail
-        // would be replayed to node 1 in the background, over its one connection, while the reads test the pool.
-        cluster = InProcessCluster.start(3, root, Map.of("dht.replica-pool-size", "1", "dht.replica-timeout", "5s",
-                "dht.hints.enabled", "false"));
-    }
-
-    @AfterEach
-    void clearFaults() {
-        cluster.faults(0).clear();
-        cluster.serverFaults(1).clear();
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    // A 5-s replica timeout: the delayed calls below (700 ms each, two in turn) must not time out on a busy
+    // 2-core machine, where with the default 1 s the first one did. No hints: the writes the other tests fail
+    // would be replayed to node 1 in the background, over its one connection, while the reads test the pool.
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3, Map.of("dht.replica-pool-size", "1",
+            "dht.replica-timeout", "5s", "dht.hints.enabled", "false")).restoredAfterEach();
 
     @Test
     void peersAnswering503Give503WithRetryAfter() {

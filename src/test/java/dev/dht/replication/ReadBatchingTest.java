@@ -13,7 +13,6 @@ import io.micrometer.core.instrument.Timer;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -21,33 +20,21 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Replica reads coalesced into batch requests, on a real 3-node cluster with one read request in flight per
  * peer: reads one at a time go alone, concurrent reads behind a slow peer travel together and each still gets
  * its own record or 404; the batch read endpoint answers each key, and refuses a malformed body with 400.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class ReadBatchingTest {
     private static final int GETS = 24;
 
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        // 5-s replica timeout: the 3/3 GETs wait for two slow rounds (300 ms each) one after the other
-        cluster = InProcessCluster.start(3, root, Map.of("dht.replica-reads-in-flight", "1", "dht.replica-timeout", "5s"));
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    // 5-s replica timeout: the 3/3 GETs wait for two slow rounds (300 ms each) one after the other
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3,
+            Map.of("dht.replica-reads-in-flight", "1", "dht.replica-timeout", "5s"));
 
     @Test
     void readsOneAtATimeGoAloneAtOnce() {

@@ -11,40 +11,27 @@ import dev.dht.testing.InProcessCluster;
 import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Replica writes coalesced into batch requests, on a real 3-node cluster: with one write request in flight per
  * peer and slow answers, concurrent PUTs travel together, and every replica still gets every record. The batch
  * endpoint refuses a malformed body with 400 and changes nothing.
  */
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class WriteCoalescingTest {
     private static final int PUTS = 24;
 
-    InProcessCluster cluster;
-
-    @BeforeAll
-    void start(@TempDir Path root) {
-        // A 5-s replica timeout: the 3/3 PUTs wait for two slow rounds (300 ms each) one after the other, which
-        // with a cold JIT on a busy 2-core machine came close to the default 1 s once (504s).
-        cluster = InProcessCluster.start(3, root, Map.of("dht.replica-writes-in-flight", "1", "dht.replica-timeout", "5s"));
-    }
-
-    @AfterAll
-    void stop() {
-        cluster.close();
-    }
+    // A 5-s replica timeout: the 3/3 PUTs wait for two slow rounds (300 ms each) one after the other, which
+    // with a cold JIT on a busy 2-core machine came close to the default 1 s once (504s).
+    @RegisterExtension
+    static final InProcessCluster cluster = InProcessCluster.of(3,
+            Map.of("dht.replica-writes-in-flight", "1", "dht.replica-timeout", "5s"));
 
     @Test
     void concurrentWritesTravelTogetherAndReachEveryReplica() {
