@@ -72,14 +72,11 @@ public final class RowCachedRecordRepository extends ForwardingRecordRepository 
         }
     }
 
+    /** {@inheritDoc} Replaces the key's cached row, if there is one, under the key's stripe lock. */
     @Override
     public boolean upsert(byte[] key, Record record) {
         synchronized (locks.lockFor(key)) {
-            boolean written = delegate().upsert(key, record);
-            if (written) {
-                rows.asMap().computeIfPresent(ByteBuffer.wrap(key), (cachedKey, cachedRow) -> record);
-            }
-            return written;
+            return changed(delegate().upsert(key, record), key, record);
         }
     }
 
@@ -87,12 +84,21 @@ public final class RowCachedRecordRepository extends ForwardingRecordRepository 
     @Override
     public boolean purge(byte[] key, Record expected) {
         synchronized (locks.lockFor(key)) {
-            boolean purged = delegate().purge(key, expected);
-            if (purged) {
-                rows.invalidate(ByteBuffer.wrap(key));
-            }
-            return purged;
+            return changed(delegate().purge(key, expected), key, null);
         }
+    }
+
+    /**
+     * After a write of {@code key} that {@code applied} or not: a cached row becomes {@code record}, or is dropped
+     * for null. Under the key's stripe lock. Returns {@code applied}.
+     */
+    private boolean changed(boolean applied, byte[] key, Record record) {
+        if (applied && record != null) {
+            rows.asMap().computeIfPresent(ByteBuffer.wrap(key), (cachedKey, cachedRow) -> record);
+        } else if (applied) {
+            rows.invalidate(ByteBuffer.wrap(key));
+        }
+        return applied;
     }
 
     /** Closes the delegate and drops every cached row. */
