@@ -26,7 +26,8 @@ import reactor.core.publisher.Mono;
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
  * {@code dht.replica-timeout} (a write waits past it for this node's own store when that alone keeps the quorum
- * open). Non-blocking: safe on an event loop.
+ * open, so a single node's write never times out); 500 instead when this node's own store failed with an error
+ * ({@link QuorumNotReachedException#localError()}). Non-blocking: safe on an event loop.
  */
 public final class Coordinator {
     /** Speculative retries allowed per read ({@link RetryBudget}). */

@@ -34,6 +34,9 @@ import reactor.netty.channel.AbortedException;
  *       ({@link QuorumNotReachedException#refusedOnly()}) and a {@link RejectedExecutionException}: 503 with
  *       {@code Retry-After: 1}, body "storage full: ..." for {@link OverloadReason#DISK_FULL}, else "overloaded,
  *       retry later"; on {@code /internal/*} also the reason in {@link InternalProtocol#OVERLOAD_REASON_HEADER}</li>
+ *   <li>a {@link QuorumNotReachedException} in which this node's own store failed with an error
+ *       ({@link QuorumNotReachedException#localError()}: an I/O error, an {@link OutOfMemoryError}): 500, logged
+ *       with that error's stack trace</li>
  *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
@@ -69,6 +72,11 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
             refusal = overloaded;
             status = HttpStatus.SERVICE_UNAVAILABLE;
             message = refusalMessage(overloaded);
+        } else if (failure instanceof QuorumNotReachedException quorum && quorum.localError() != null) {
+            log.error("{} {} failed: this node's store failed ({})", exchange.getRequest().getMethod(),
+                    exchange.getRequest().getPath(), failure.getMessage(), quorum.localError());
+            status = HttpStatus.INTERNAL_SERVER_ERROR;
+            message = "internal error: this node's store failed";
         } else if (failure instanceof QuorumNotReachedException quorum && quorum.refusedOnly()) {
             refusal = quorum.firstRefusal();
             status = HttpStatus.SERVICE_UNAVAILABLE;
