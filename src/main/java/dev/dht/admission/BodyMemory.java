@@ -62,7 +62,16 @@ public final class BodyMemory {
         }
     }
 
-    /** Gives back {@code bytes} that {@link #reserve(long)} reserved. */
+    /**
+     * Counts {@code bytes} that are in memory already, whether or not they fit under the limit: a body its request
+     * no longer holds but replica writes still do ({@link BodyHold}). Further bodies are refused until they are
+     * given back with {@link #release(long)}.
+     */
+    public void hold(long bytes) {
+        inFlight.addAndGet(bytes);
+    }
+
+    /** Gives back {@code bytes} that {@link #reserve(long)} reserved or {@link #hold(long)} counted. */
     public void release(long bytes) {
         inFlight.addAndGet(-bytes);
     }

@@ -198,6 +198,22 @@ class BodyAdmissionTest {
         assertThat(memory.inFlightBytes()).isZero();
     }
 
+    @Test
+    void aBodyHeldByWritesPastItsRequestStaysCountedUntilTheyAreDone() {
+        BodyHold settledFirst = new BodyHold(memory, 300);
+        settledFirst.settled();
+        settledFirst.requestEnded();
+        assertThat(memory.inFlightBytes()).as("nothing held once the writes are done").isZero();
+
+        BodyHold endedFirst = new BodyHold(memory, 300);
+        endedFirst.requestEnded();
+        assertThat(memory.inFlightBytes()).isEqualTo(300);
+        assertThat(memory.reserve(800)).as("the held value leaves no room").isNotNull();
+        endedFirst.settled();
+        assertThat(memory.inFlightBytes()).isZero();
+        assertThat(memory.reserve(800)).isNull();
+    }
+
     private Connection connect() {
         Connection connection = new Connection();
         connections.add(connection);

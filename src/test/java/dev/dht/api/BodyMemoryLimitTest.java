@@ -3,9 +3,11 @@ package dev.dht.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.dht.admission.AdmissionControl;
 import dev.dht.admission.BodyMemory;
 import dev.dht.storage.LocalStore;
 import dev.dht.testing.ConcurrentRequests;
+import dev.dht.testing.RawHttpConnection;
 import dev.dht.testing.SingleNodeSettings;
 import dev.dht.testing.StorageThreadBlocker;
 import java.io.ByteArrayInputStream;
@@ -39,8 +41,8 @@ import org.springframework.test.context.DynamicPropertySource;
  * {@code dht.max-in-flight-bytes} bounds the request bodies a node holds: with room for {@value #ROOM} bodies of
  * {@value #VALUE} bytes, a PUT whose Content-Length has no room gets 503 with {@code Retry-After: 1} before its body
  * is read, and a chunked PUT is cut off and refused 503 when a part of it has no room; nothing refused is stored,
- * every 201 is, and the bytes are given back once the requests are answered. One node, one storage thread, which
- * the first test holds so that the admitted PUTs stay in flight.
+ * every 201 is, and the bytes are given back once the requests are answered, or, for a value whose client hung up,
+ * once its write is done. One node, one storage thread, which tests hold so that the admitted PUTs stay in flight.
  */
 @ExtendWith(OutputCaptureExtension.class)
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -63,6 +65,9 @@ class BodyMemoryLimitTest {
 
     @Autowired
     LocalStore store;
+
+    @Autowired
+    AdmissionControl admission;
 
     private StorageThreadBlocker storage;
 
@@ -112,6 +117,25 @@ class BodyMemoryLimitTest {
         await().atMost(Duration.ofSeconds(10)).until(() -> memory.inFlightBytes() == 0);
         assertThat(send(put("after", value(12), true)).statusCode()).as("room again").isEqualTo(201);
         assertThat(read("after")).isEqualTo(value(12));
+    }
+
+    @Test
+    void aValueWhoseClientHungUpStaysCountedUntilItsWriteIsDone() throws Exception {
+        storage = new StorageThreadBlocker(store);
+        storage.blockOneThread();
+        try (RawHttpConnection connection = new RawHttpConnection(port)) {
+            connection.send(("PUT /v0/entity?id=hung-up HTTP/1.1\r\nHost: x\r\nContent-Length: " + VALUE
+                    + "\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
+            connection.send(value(20));
+            await().atMost(Duration.ofSeconds(30)).until(() -> store.scheduler().queueDepth() == 1);
+        }
+        await().atMost(Duration.ofSeconds(30)).until(() -> admission.inFlight() == 0);
+
+        // the request gave its bytes back with its slot; the queued write holds the value and counts it again
+        await().atMost(Duration.ofSeconds(10)).until(() -> memory.inFlightBytes() == VALUE);
+        storage.release();
+        await().atMost(Duration.ofSeconds(30)).until(() -> memory.inFlightBytes() == 0);
+        assertThat(read("hung-up")).as("stored although its client went away").isEqualTo(value(20));
     }
 
     @Test
