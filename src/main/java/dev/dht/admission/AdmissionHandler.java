@@ -26,16 +26,19 @@ import java.util.ArrayDeque;
 
 /**
  * Admission control of one HTTP/1.1 connection, in the Netty pipeline between the HTTP codec and Reactor Netty's
- * request handling: asks {@link AdmissionControl} for every client request ({@code /v0/*} but {@code /v0/status})
- * and answers a refused one itself, 503 with {@code Retry-After: 1} and a one-line text body, so that neither
- * Reactor Netty nor WebFlux builds anything for it (counted in {@code dht.client.requests} with status 503).
+ * request handling: asks {@link BodyMemory} for room for the declared body (Content-Length) and
+ * {@link AdmissionControl} for a slot for every client request ({@code /v0/*} but {@code /v0/status}), and
+ * answers a refused one itself, 503 with {@code Retry-After: 1} and a one-line text body, so that neither Reactor
+ * Netty nor WebFlux builds anything for it and its body is never buffered (counted in {@code dht.client.requests}
+ * with status 503). A chunked body is counted as its parts arrive; the part that finds no room ends the body
+ * there, marked {@link RefusedBody} (its reader fails it: 503, nothing stored), and the rest is dropped.
  *
  * <p>The connection stays usable: a refused request's body is read and dropped, and answers keep the order of the
  * requests. It closes after the 503 to a request that asked to close it or expected {@code 100 Continue}, and
  * after a malformed body (an admitted request's body is marked {@link MalformedBody} and answered 400). An
- * admitted request holds its in-flight slot until the last part of its answer is written or the connection
- * closes; that time is its queueing delay for {@link AdmissionControl#release(long)}. Why and the corner cases:
- * docs/operations.md, "AdmissionHandler".
+ * admitted request holds its in-flight slot and its body's bytes until the last part of its answer is written or
+ * the connection closes; that time is its queueing delay for {@link AdmissionControl#release(long)}. Why and the
+ * corner cases: docs/operations.md, "AdmissionHandler".
  *
  * <p>One instance per connection (not sharable); runs on the connection's event loop and never blocks.
  */
@@ -44,6 +47,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     private static final Object NOT_LIMITED = new Object();
 
     private final AdmissionControl control;
+    private final BodyMemory memory;
     private final ClientRequestMetrics metrics;
     /** The requests read on this connection whose answers are not written yet, oldest first. */
     private final ArrayDeque<Object> pending = new ArrayDeque<>();
@@ -57,13 +61,17 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     private boolean closeAfterAnswer;
     /** Whether the answer being written is an informational one (100 Continue), which precedes the real one. */
     private boolean informational;
+    /** The admitted request whose chunked body is arriving, counted part by part; null if none. */
+    private AdmittedRequest receiving;
 
     /**
      * @param control the node's admission control
+     * @param memory  the node's request-body bytes in flight
      * @param metrics where refusals are counted
      */
-    public AdmissionHandler(AdmissionControl control, ClientRequestMetrics metrics) {
+    public AdmissionHandler(AdmissionControl control, BodyMemory memory, ClientRequestMetrics metrics) {
         this.control = control;
+        this.memory = memory;
         this.metrics = metrics;
     }
 
@@ -82,25 +90,80 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             consumedInput = true;
             return;
         }
-        if (msg instanceof HttpContent part && !(msg instanceof HttpRequest) && part.decoderResult().isFailure()) {
-            failBody(ctx, part);
-            return;
+        if (msg instanceof HttpContent part && !(msg instanceof HttpRequest)) {
+            if (part.decoderResult().isFailure()) {
+                failBody(ctx, part);
+                return;
+            }
+            if (receiving != null && !countPart(ctx, part)) {
+                return;
+            }
         }
         if (msg instanceof HttpRequest request) {
             RequestFraming.check(request);
+            receiving = null;
             String uri = request.uri();
             if (!isClientRequest(uri) || isStatusCheck(uri) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
-            } else {
-                OverloadedException refusal = control.admit();
-                if (refusal != null) {
-                    refuse(ctx, request, refusal);
-                    return;
-                }
-                pending.add(new Admitted(control.now()));
+            } else if (!admit(ctx, request)) {
+                return;
             }
         }
         ctx.fireChannelRead(msg);
+    }
+
+    /**
+     * Reserves the request's declared body and a slot, or refuses it (false). A declared body larger than
+     * {@link BodyMemory#maxBodyBytes()} is not reserved: it is answered 413 without being read. A chunked body is
+     * counted as it arrives ({@link #countPart}).
+     */
+    private boolean admit(ChannelHandlerContext ctx, HttpRequest request) {
+        long declared = HttpUtil.getContentLength(request, 0L);
+        long reserved = declared <= memory.maxBodyBytes() ? declared : 0;
+        OverloadedException refusal = memory.reserve(reserved);
+        if (refusal == null) {
+            refusal = control.admit();
+            if (refusal != null) {
+                memory.release(reserved);
+            }
+        }
+        if (refusal != null) {
+            refuse(ctx, request, refusal);
+            return false;
+        }
+        AdmittedRequest admitted = new AdmittedRequest(control.now(), request.headers(), reserved);
+        pending.add(admitted);
+        boolean bodyToCount = HttpUtil.isTransferEncodingChunked(request) && !(request instanceof LastHttpContent);
+        receiving = bodyToCount ? admitted : null;
+        return true;
+    }
+
+    /**
+     * Counts a part of the chunked body being received, up to {@link BodyMemory#maxBodyBytes()} for the request
+     * (the reader refuses a larger body with 413). If {@link BodyMemory} has no room for it, the body ends here
+     * instead: the request is marked {@link RefusedBody}, an empty last part is handed on in place of this one
+     * (false), and the rest of the body is dropped. A request already answered counts nothing more.
+     */
+    private boolean countPart(ChannelHandlerContext ctx, HttpContent part) {
+        AdmittedRequest admitted = receiving;
+        if (part instanceof LastHttpContent) {
+            receiving = null;
+        }
+        long bytes = Math.min(part.content().readableBytes(), memory.maxBodyBytes() - admitted.reservedBytes());
+        if (admitted.isReleased() || bytes <= 0) {
+            return true;
+        }
+        OverloadedException refusal = memory.reserve(bytes);
+        if (refusal == null) {
+            admitted.reserved(bytes);
+            return true;
+        }
+        RefusedBody.mark(ctx.channel(), admitted.headers(), refusal);
+        receiving = null;
+        droppingBody = !(part instanceof LastHttpContent);
+        ReferenceCountUtil.release(part);
+        ctx.fireChannelRead(LastHttpContent.EMPTY_LAST_CONTENT);
+        return false;
     }
 
     @Override
@@ -129,8 +192,8 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             ctx.write(msg, promise);
         }
         if (lastOfAnswer && !pending.isEmpty()) {
-            if (pending.poll() instanceof Admitted admitted) {
-                control.release(admitted.nanos());
+            if (pending.poll() instanceof AdmittedRequest admitted) {
+                release(ctx, admitted);
             }
             while (pending.peek() instanceof Refusal refusal) {
                 pending.poll();
@@ -141,13 +204,13 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
 
     @Override
     public void channelInactive(ChannelHandlerContext ctx) {
-        releasePending();
+        releasePending(ctx);
         ctx.fireChannelInactive();
     }
 
     @Override
     public void handlerRemoved(ChannelHandlerContext ctx) {
-        releasePending();
+        releasePending(ctx);
     }
 
     /**
@@ -206,14 +269,21 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         }
     }
 
-    private void releasePending() {
+    private void releasePending(ChannelHandlerContext ctx) {
         for (Object answer = pending.poll(); answer != null; answer = pending.poll()) {
-            if (answer instanceof Admitted admitted) {
-                control.release(admitted.nanos());
+            if (answer instanceof AdmittedRequest admitted) {
+                release(ctx, admitted);
             } else if (answer instanceof Refusal refusal) {
                 refusal.response().release();
             }
         }
+    }
+
+    /** Gives back an admitted request's slot and body bytes: it has ended, answered or not. */
+    private void release(ChannelHandlerContext ctx, AdmittedRequest admitted) {
+        control.release(admitted.admittedNanos());
+        memory.release(admitted.release());
+        RefusedBody.clear(ctx.channel(), admitted.headers());
     }
 
     /** Whether a request target is a client request of the v0 API, in origin form or absolute form. */
@@ -238,10 +308,6 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         }
         int end = uri.indexOf('?', start);
         return end < 0 ? uri.substring(start) : uri.substring(start, end);
-    }
-
-    /** Pending answer of a request handed on to Reactor Netty that holds an in-flight slot since {@code nanos}. */
-    private record Admitted(long nanos) {
     }
 
     /** A 503 of ours waiting for the answers to earlier requests on the connection. */

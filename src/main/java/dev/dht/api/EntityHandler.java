@@ -1,5 +1,7 @@
 package dev.dht.api;
 
+import dev.dht.admission.BodyHold;
+import dev.dht.admission.BodyMemory;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.ReplicationFactor;
@@ -25,14 +27,20 @@ public final class EntityHandler {
     private final Coordinator coordinator;
     private final ClusterTopology topology;
     private final RequestBodyReader bodyReader;
+    private final BodyMemory bodyMemory;
     private final ReplicationFactor defaultReplicas;
 
-    /** @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority */
+    /**
+     * @param bodyMemory        the node's request-body bytes in flight, where a value stays counted while replica
+     *                          writes hold it after its request ended ({@link BodyHold})
+     * @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority
+     */
     public EntityHandler(Coordinator coordinator, ClusterTopology topology, RequestBodyReader bodyReader,
-                         int replicationFactor) {
+                         BodyMemory bodyMemory, int replicationFactor) {
         this.coordinator = coordinator;
         this.topology = topology;
         this.bodyReader = bodyReader;
+        this.bodyMemory = bodyMemory;
         this.defaultReplicas = ReplicationFactor.defaultFor(replicationFactor, topology.size());
     }
 
@@ -48,15 +56,21 @@ public final class EntityHandler {
     }
 
     /**
-     * 201 once {@code ack} replicas stored the body; 413 if it exceeds {@code dht.max-value-size}. With
-     * {@code ttl=SECONDS} (1 s to 10 years, else 400) the value reads as absent from that long after now.
+     * 201 once {@code ack} replicas stored the body; 413 if it exceeds {@code dht.max-value-size}; 503 if admission
+     * control cut a chunked body short for want of memory (nothing stored). With {@code ttl=SECONDS} (1 s to 10
+     * years, else 400) the value reads as absent from that long after now. A value replica writes still hold when
+     * the request ends stays counted in the node's body memory until they are done ({@link BodyHold}).
      */
     public Mono<ServerResponse> put(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
         ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
         Optional<Duration> ttl = RequestParameters.ttl(request);
         return bodyReader.read(request)
-                .flatMap(value -> coordinator.write(new WriteRequest(id, value, rf, ttl.orElse(null))))
+                .flatMap(value -> {
+                    BodyHold hold = new BodyHold(bodyMemory, value.length);
+                    return coordinator.write(new WriteRequest(id, value, rf, ttl.orElse(null)), hold::settled)
+                            .doFinally(signal -> hold.requestEnded());
+                })
                 .then(ServerResponse.status(HttpStatus.CREATED).build());
     }
 

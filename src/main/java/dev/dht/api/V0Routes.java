@@ -2,6 +2,7 @@ package dev.dht.api;
 
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
+import dev.dht.admission.BodyMemory;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.RangeCoordinator;
@@ -21,14 +22,16 @@ public final class V0Routes {
     }
 
     /**
+     * @param bodyMemory        the node's client request-body bytes in flight ({@code dht.max-in-flight-bytes})
      * @param maxValueBytes     largest value a PUT may carry ({@code dht.max-value-size}), bytes; a larger one is 413
      * @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority
      */
     public static RouterFunction<ServerResponse> routes(Coordinator coordinator, ClusterTopology topology,
                                                         RangeCoordinator rangeCoordinator, HealthEndpoint health,
-                                                        int maxValueBytes, int replicationFactor) {
+                                                        BodyMemory bodyMemory, int maxValueBytes,
+                                                        int replicationFactor) {
         EntityHandler entity = new EntityHandler(coordinator, topology, new RequestBodyReader(maxValueBytes),
-                replicationFactor);
+                bodyMemory, replicationFactor);
         RangeHandler range = new RangeHandler(rangeCoordinator);
         StatusHandler status = new StatusHandler(health);
         return RouterFunctions.route()

@@ -2,9 +2,11 @@ package dev.dht.config;
 
 import dev.dht.admission.AdmissionControl;
 import dev.dht.admission.AdmissionHandler;
+import dev.dht.admission.BodyMemory;
 import dev.dht.admission.EventLoopLag;
 import dev.dht.admission.QueueDelay;
 import dev.dht.metrics.ClientRequestMetrics;
+import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import org.springframework.beans.factory.annotation.Value;
@@ -16,7 +18,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.http.client.ReactorResourceFactory;
 import reactor.netty.NettyPipeline;
 
-/** Admission control wired into the server's Netty pipeline: in-flight limit, event-loop lag, queue delay. */
+/**
+ * Admission control wired into the server's Netty pipeline: in-flight limit, request-body bytes in flight,
+ * event-loop lag, queue delay.
+ */
 @Configuration(proxyBeanMethods = false)
 public class AdmissionConfiguration {
     /** Name of the {@link AdmissionHandler} in a connection's pipeline. */
@@ -46,18 +51,33 @@ public class AdmissionConfiguration {
     }
 
     /**
+     * The client request-body bytes in flight, at most {@code dht.max-in-flight-bytes}; gauge
+     * {@code dht.admission.body.bytes} (bytes reserved now).
+     */
+    @Bean
+    BodyMemory bodyMemory(DhtProperties properties, MeterRegistry registry) {
+        BodyMemory memory = new BodyMemory(properties.maxInFlightBytes().toBytes(), properties.maxValueSize().toBytes());
+        Gauge.builder("dht.admission.body.bytes", memory, BodyMemory::inFlightBytes)
+                .description("Client request-body bytes in flight (at most dht.max-in-flight-bytes)")
+                .baseUnit("bytes")
+                .register(registry);
+        return memory;
+    }
+
+    /**
      * Puts an {@link AdmissionHandler} into every HTTP/1.1 connection's pipeline, right before Reactor Netty's
      * request handling, so that client requests are admitted or refused (503) before Reactor Netty or WebFlux
      * builds anything for them.
      */
     @Bean
-    NettyServerCustomizer admissionHandlerInstaller(AdmissionControl control, ClientRequestMetrics metrics) {
+    NettyServerCustomizer admissionHandlerInstaller(AdmissionControl control, BodyMemory memory,
+                                                    ClientRequestMetrics metrics) {
         return server -> server.doOnChannelInit((observer, channel, remoteAddress) -> {
             if (channel.pipeline().get(NettyPipeline.HttpTrafficHandler) == null) {
                 throw new IllegalStateException("no " + NettyPipeline.HttpTrafficHandler + " in " + channel.pipeline().names()
                         + ": the admission handler supports HTTP/1.1 only");
             }
-            channel.pipeline().addBefore(NettyPipeline.HttpTrafficHandler, ADMISSION_HANDLER, new AdmissionHandler(control, metrics));
+            channel.pipeline().addBefore(NettyPipeline.HttpTrafficHandler, ADMISSION_HANDLER, new AdmissionHandler(control, memory, metrics));
         });
     }
 

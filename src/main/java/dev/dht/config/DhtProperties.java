@@ -23,6 +23,8 @@ import org.springframework.util.unit.DataSize;
  * @param dataDir                directory of this node's LevelDB files; created if missing, must be writable
  * @param replicationFactor      copies a request without {@code replicas} keeps (its majority answers). Default 3
  * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. Default 8MB
+ * @param maxInFlightBytes       client request-body bytes in flight at once; a body that would pass it gets 503. At
+ *                               least maxValueSize. Default a quarter of the max heap, at least maxValueSize
  * @param replicaTimeout         connect and answer timeout of replica calls; no quorum by then is 504. Default 1s
  * @param speculativeRetryDelay  read wait for {@code ack} answers before asking all; below replicaTimeout. Default 50ms
  * @param clusterSecret          shared secret of the internal protocol; required with more than one node
@@ -48,6 +50,7 @@ public record DhtProperties(
         Path dataDir,
         @DefaultValue("3") int replicationFactor,
         @DefaultValue("8MB") DataSize maxValueSize,
+        DataSize maxInFlightBytes,
         @DefaultValue("1s") Duration replicaTimeout,
         @DefaultValue("50ms") Duration speculativeRetryDelay,
         @DefaultValue("") String clusterSecret,
@@ -97,6 +100,13 @@ public record DhtProperties(
         checkWritable(dataDir);
         if (maxValueSize.toBytes() < 0 || maxValueSize.toBytes() > Integer.MAX_VALUE - 1024) {
             throw new InvalidSettingException("dht.max-value-size", "must be between 0 and 2GB, was " + maxValueSize);
+        }
+        if (maxInFlightBytes == null) {
+            maxInFlightBytes = defaultMaxInFlightBytes(maxValueSize);
+        }
+        if (maxInFlightBytes.toBytes() < 1 || maxInFlightBytes.toBytes() < maxValueSize.toBytes()) {
+            throw new InvalidSettingException("dht.max-in-flight-bytes",
+                    "must be positive and at least dht.max-value-size (" + maxValueSize + "), was " + maxInFlightBytes);
         }
         if (replicaTimeout.isNegative() || replicaTimeout.isZero()) {
             throw new InvalidSettingException("dht.replica-timeout", "must be positive, was " + replicaTimeout);
@@ -156,6 +166,15 @@ public record DhtProperties(
             throw new InvalidSettingException(setting,
                     "'" + url + "' is not a base URL of the form http://host:port");
         }
+    }
+
+    /**
+     * The default of {@code dht.max-in-flight-bytes}: a quarter of the max heap, since the node holds a body up to
+     * about three times while it stores it (the network buffers, the value, its encoded record), and the rest of the
+     * heap serves everything else; at least {@code maxValueSize}, so that one largest value fits a small heap.
+     */
+    static DataSize defaultMaxInFlightBytes(DataSize maxValueSize) {
+        return DataSize.ofBytes(Math.max(Runtime.getRuntime().maxMemory() / 4, maxValueSize.toBytes()));
     }
 
     /** Event loop threads to start: {@code ioThreads}, or one per available processor if it is 0. */

@@ -1,5 +1,6 @@
 package dev.dht.config;
 
+import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.node.RebuildGate;
@@ -26,9 +27,10 @@ public class WebConfiguration {
 
     @Bean
     RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
-                                            RangeCoordinator rangeCoordinator, HealthEndpoint health) {
-        return V0Routes.routes(coordinator, topology, rangeCoordinator, health, (int) properties.maxValueSize().toBytes(),
-                properties.replicationFactor());
+                                            RangeCoordinator rangeCoordinator, HealthEndpoint health,
+                                            BodyMemory bodyMemory) {
+        return V0Routes.routes(coordinator, topology, rangeCoordinator, health, bodyMemory,
+                (int) properties.maxValueSize().toBytes(), properties.replicationFactor());
     }
 
     @Bean

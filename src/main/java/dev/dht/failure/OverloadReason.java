@@ -26,7 +26,12 @@ public enum OverloadReason {
     /** A full round of batched replica calls was already waiting for a peer. */
     REPLICA_CALLS_WAITING,
     /** Admission control refused a client request: too many in flight, event loops behind, or a standing queue. */
-    ADMISSION;
+    ADMISSION,
+    /**
+     * The request bodies in flight on this node would pass {@code dht.max-in-flight-bytes} with this one: the node
+     * is short of memory for another body.
+     */
+    BODY_MEMORY;
 
     /** The reason as it travels in a header: lower case, words joined by hyphens (e.g. {@code disk-full}). */
     public String token() {

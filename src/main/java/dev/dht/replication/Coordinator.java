@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 import reactor.core.publisher.Mono;
 
@@ -26,7 +27,8 @@ import reactor.core.publisher.Mono;
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
  * {@code dht.replica-timeout} (a write waits past it for this node's own store when that alone keeps the quorum
- * open). Non-blocking: safe on an event loop.
+ * open, so a single node's write never times out); 500 instead when this node's own store failed with an error
+ * ({@link QuorumNotReachedException#localError()}). Non-blocking: safe on an event loop.
  */
 public final class Coordinator {
     /** Speculative retries allowed per read ({@link RetryBudget}). */
@@ -164,6 +166,17 @@ public final class Coordinator {
      * slow completes the quorum when it lands ({@link ReplicaPlan#forWrite}).
      */
     public Mono<Void> write(WriteRequest request) {
+        return write(request, null);
+    }
+
+    /**
+     * {@link #write(WriteRequest)}, and runs {@code settled} once every replica asked is done with the record
+     * (stored it, failed, or timed out its call), which may be after the answer: then nothing holds the value any
+     * more. Runs on the thread of the last replica's outcome; must not block.
+     *
+     * @param settled run once, or null
+     */
+    public Mono<Void> write(WriteRequest request, Runnable settled) {
         ReplicationFactor rf = request.rf();
         long timestamp = clock.now();
         Record record;
@@ -176,7 +189,19 @@ public final class Coordinator {
         String operation = request.operation();
         ReplicaPlan plan = ReplicaPlan.forWrite(operation, replicasFor(request.id(), rf), rf.ack(), timeout);
         String id = request.id();
-        return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)));
+        if (settled == null) {
+            return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)));
+        }
+        AtomicInteger running = new AtomicInteger(plan.contacts().size());
+        Runnable oneDone = () -> {
+            if (running.decrementAndGet() == 0) {
+                settled.run();
+            }
+        };
+        // every contact of a write is asked, and its call always ends (QuorumCollector never cancels it)
+        return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)
+                .doOnSuccess(applied -> oneDone.run())
+                .doOnError(failed -> oneDone.run())));
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */

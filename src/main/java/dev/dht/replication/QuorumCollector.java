@@ -370,7 +370,7 @@ public final class QuorumCollector {
                 if (outcome == null) {
                     outcome = timedOut && i < started ? Outcome.TIMED_OUT : Outcome.NOT_NEEDED;
                 }
-                parts.add(new ReplicaOutcome(outcome, failuresByCall[i]));
+                parts.add(new ReplicaOutcome(outcome, failuresByCall[i], plan.contacts().get(i).isLocal()));
             }
             return new QuorumNotReachedException(plan.operation(), ack, parts);
         }

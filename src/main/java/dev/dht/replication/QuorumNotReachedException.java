@@ -10,7 +10,8 @@ import java.util.List;
  * and {@code UnavailableException}). It holds what each replica asked did ({@link #outcomes()}). Answered as 504
  * Gateway Timeout, except when every replica that failed refused for want of capacity and none timed out
  * ({@link #refusedOnly()}): then 503 with Retry-After, since nothing was applied where it was refused and a retry
- * later may succeed.
+ * later may succeed; and except when this node's own store failed with an error ({@link #localError()}): then 500,
+ * logged, since the fault is this node's, not a replica's that did not answer in time.
  */
 public final class QuorumNotReachedException extends RuntimeException {
 
@@ -29,10 +30,10 @@ public final class QuorumNotReachedException extends RuntimeException {
     }
 
     /**
-     * One replica's part: its {@link Outcome} and, for {@link Outcome#REFUSED} and {@link Outcome#FAILED}, the
-     * failure (else null).
+     * One replica's part: its {@link Outcome}, for {@link Outcome#REFUSED} and {@link Outcome#FAILED} the failure
+     * (else null), and whether the replica is this node's own store ({@link Replica#isLocal()}).
      */
-    public record ReplicaOutcome(Outcome outcome, Throwable failure) {
+    public record ReplicaOutcome(Outcome outcome, Throwable failure, boolean local) {
     }
 
     private final int required;
@@ -113,6 +114,20 @@ public final class QuorumNotReachedException extends RuntimeException {
      */
     public OverloadedException firstRefusal() {
         return (OverloadedException) getCause();
+    }
+
+    /**
+     * The error this node's own store failed with ({@link Outcome#FAILED} of the local replica: an I/O error, an
+     * {@link OutOfMemoryError}, ...), or null if it was not asked, succeeded, refused, or is still running. A
+     * single node's write that fails is this, never a timeout: the coordinator waits for its own store.
+     */
+    public Throwable localError() {
+        for (ReplicaOutcome outcome : outcomes) {
+            if (outcome.local() && outcome.outcome() == Outcome.FAILED) {
+                return outcome.failure();
+            }
+        }
+        return null;
     }
 
     /** Replicas in the plan (from). */

@@ -32,8 +32,13 @@ import reactor.netty.channel.AbortedException;
  *   <li>{@link ReadTimeoutException} (no body for {@code server.netty.idle-timeout}): 408, not logged</li>
  *   <li>{@link OverloadedException}, a {@link QuorumNotReachedException} whose failed replicas all refused
  *       ({@link QuorumNotReachedException#refusedOnly()}) and a {@link RejectedExecutionException}: 503 with
- *       {@code Retry-After: 1}, body "storage full: ..." for {@link OverloadReason#DISK_FULL}, else "overloaded,
- *       retry later"; on {@code /internal/*} also the reason in {@link InternalProtocol#OVERLOAD_REASON_HEADER}</li>
+ *       {@code Retry-After: 1}, body "storage full: ..." for {@link OverloadReason#DISK_FULL}, "overloaded: ...,
+ *       retry later" for {@link OverloadReason#BODY_MEMORY} (as admission control words its own 503s), else
+ *       "overloaded, retry later"; on {@code /internal/*} also the reason in
+ *       {@link InternalProtocol#OVERLOAD_REASON_HEADER}</li>
+ *   <li>a {@link QuorumNotReachedException} in which this node's own store failed with an error
+ *       ({@link QuorumNotReachedException#localError()}: an I/O error, an {@link OutOfMemoryError}): 500, logged
+ *       with that error's stack trace</li>
  *   <li>any other {@link QuorumNotReachedException}, and {@link RangeUnavailableException}: 504</li>
  *   <li>other {@link ResponseStatusException}s: their status; anything else: 500, logged with its stack trace</li>
  * </ul>
@@ -69,6 +74,11 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
             refusal = overloaded;
             status = HttpStatus.SERVICE_UNAVAILABLE;
             message = refusalMessage(overloaded);
+        } else if (failure instanceof QuorumNotReachedException quorum && quorum.localError() != null) {
+            log.error("{} {} failed: this node's store failed ({})", exchange.getRequest().getMethod(),
+                    exchange.getRequest().getPath(), failure.getMessage(), quorum.localError());
+            status = HttpStatus.INTERNAL_SERVER_ERROR;
+            message = "internal error: this node's store failed";
         } else if (failure instanceof QuorumNotReachedException quorum && quorum.refusedOnly()) {
             refusal = quorum.firstRefusal();
             status = HttpStatus.SERVICE_UNAVAILABLE;
@@ -104,9 +114,16 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         return response.writeWith(Mono.just(body));
     }
 
-    /** A full disk says so (its message names the reserve); any other refusal is "overloaded, retry later". */
+    /**
+     * A full disk says so (its message names the reserve), a body short of memory says why as admission control's
+     * 503s do; any other refusal is "overloaded, retry later".
+     */
     private static String refusalMessage(OverloadedException refusal) {
-        return refusal.reason() == OverloadReason.DISK_FULL ? refusal.getMessage() : OVERLOADED;
+        return switch (refusal.reason()) {
+            case DISK_FULL -> refusal.getMessage();
+            case BODY_MEMORY -> "overloaded: " + refusal.getMessage() + ", retry later";
+            default -> OVERLOADED;
+        };
     }
 
     private static String oneLine(String message) {

@@ -45,6 +45,7 @@ class AdmissionHandlerTest {
 
     private final AdmissionControl control = new AdmissionControl(1, new EventLoopLag(), Duration.ofMillis(100), 0,
             NEVER_STANDING);
+    private final BodyMemory memory = new BodyMemory(1 << 20, 1 << 20);
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final ClientRequestMetrics metrics = new ClientRequestMetrics(registry);
     private final List<EmbeddedChannel> channels = new ArrayList<>();
@@ -291,7 +292,7 @@ class AdmissionHandlerTest {
         final EmbeddedChannel channel;
 
         Connection(AdmissionControl admission) {
-            channel = new EmbeddedChannel(new AdmissionHandler(admission, metrics),
+            channel = new EmbeddedChannel(new AdmissionHandler(admission, memory, metrics),
                     new ChannelInboundHandlerAdapter() {
                         @Override
                         public void channelRead(ChannelHandlerContext ctx, Object msg) {

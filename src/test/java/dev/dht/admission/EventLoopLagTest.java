@@ -103,7 +103,7 @@ class EventLoopLagTest {
         keepOneLoopBehind();
         @SuppressWarnings("resource") // finished below
         EmbeddedChannel connection = new EmbeddedChannel(new AdmissionHandler(control,
-                new ClientRequestMetrics(new SimpleMeterRegistry())));
+                new BodyMemory(1024, 1024), new ClientRequestMetrics(new SimpleMeterRegistry())));
         try {
             // 8 clients, each with one request at a time, as in the fresh-cluster run: below the floor
             for (int round = 0; round < 20; round++) {

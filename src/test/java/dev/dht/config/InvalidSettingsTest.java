@@ -76,6 +76,11 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.max-rate=0")),
                 Arguments.of("no scanned record per second", "dht.repair.scan-rate",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.scan-rate=0")),
+                Arguments.of("no body bytes in flight", "dht.max-in-flight-bytes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-in-flight-bytes=0")),
+                Arguments.of("body bytes in flight below the value size", "dht.max-in-flight-bytes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-value-size=8MB",
+                                "--dht.max-in-flight-bytes=4MB")),
                 Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")),
                 Arguments.of("zero queueing delay", "dht.max-queue-delay",
@@ -129,6 +134,9 @@ class InvalidSettingsTest {
             assertThat(context.isRunning()).isTrue();
             assertThat(status.statusCode()).isEqualTo(200);
             assertThat(context.getBean(DhtProperties.class).clusterSecret()).isEmpty();
+            assertThat(context.getBean(DhtProperties.class).maxInFlightBytes().toBytes())
+                    .as("default: a quarter of the heap, at least the 8 MB value size")
+                    .isEqualTo(Math.max(Runtime.getRuntime().maxMemory() / 4, 8L * 1024 * 1024));
         }
     }
 
