@@ -8,7 +8,7 @@ import dev.dht.admission.BodyMemory;
 import dev.dht.storage.LocalStore;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.StorageThreadBlocker;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -18,7 +18,6 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -27,15 +26,10 @@ import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.annotation.Autowired;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * {@code dht.max-in-flight-bytes} bounds the request bodies a node holds: with room for {@value #ROOM} bodies of
@@ -45,17 +39,12 @@ import org.springframework.test.context.DynamicPropertySource;
  * once its write is done. One node, one storage thread, which tests hold so that the admitted PUTs stay in flight.
  */
 @ExtendWith(OutputCaptureExtension.class)
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-        properties = {"dht.max-value-size=256KB", "dht.max-in-flight-bytes=1MB", "dht.storage.threads=1"})
-@DirtiesContext
+@SingleNodeTest(properties = {"dht.max-value-size=256KB", "dht.max-in-flight-bytes=1MB", "dht.storage.threads=1"})
 class BodyMemoryLimitTest {
     private static final int VALUE = 256 * 1024;
     private static final int ROOM = 4;
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
-
-    @TempDir
-    static Path dataDir;
 
     @LocalServerPort
     int port;
@@ -70,11 +59,6 @@ class BodyMemoryLimitTest {
     AdmissionControl admission;
 
     private StorageThreadBlocker storage;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @AfterEach
     void releaseStorage(CapturedOutput output) {

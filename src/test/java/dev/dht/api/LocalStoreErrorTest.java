@@ -6,24 +6,18 @@ import dev.dht.storage.ForwardingRecordRepository;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import dev.dht.testing.DhtClient;
-import dev.dht.testing.SingleNodeSettings;
+import dev.dht.testing.SingleNodeTest;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
-import org.junit.jupiter.api.io.TempDir;
 import org.springframework.beans.factory.config.BeanPostProcessor;
-import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.boot.test.system.CapturedOutput;
 import org.springframework.boot.test.system.OutputCaptureExtension;
 import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
-import org.springframework.test.annotation.DirtiesContext;
-import org.springframework.test.context.DynamicPropertyRegistry;
-import org.springframework.test.context.DynamicPropertySource;
 
 /**
  * A single node whose own store fails a write with an error (here the {@code OutOfMemoryError: Java heap space}
@@ -33,22 +27,13 @@ import org.springframework.test.context.DynamicPropertySource;
  * had timed out. A single node answers a write 504 never: it waits for its own store past the replica timeout.
  */
 @ExtendWith(OutputCaptureExtension.class)
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
-@DirtiesContext
+@SingleNodeTest
 class LocalStoreErrorTest {
     /** Keys whose writes the store fails. */
     private static final String FAILING = "no-heap-";
 
-    @TempDir
-    static Path dataDir;
-
     @LocalServerPort
     int port;
-
-    @DynamicPropertySource
-    static void settings(DynamicPropertyRegistry registry) {
-        SingleNodeSettings.register(registry, dataDir);
-    }
 
     @Test
     void aWriteItsOwnStoreFailsIs500AndLoggedNot504(CapturedOutput output) {
