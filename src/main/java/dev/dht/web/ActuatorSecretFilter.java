@@ -66,10 +66,10 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
         return chain.filter(exchange);
     }
 
-    /** Right after the request metrics ({@code dev.dht.metrics.ClientRequestMetrics}), before anything else. */
+    /** After the request metrics ({@code dev.dht.metrics.ClientRequestMetrics}) and {@link ActuatorOnlyFilter}. */
     @Override
     public int getOrder() {
-        return Ordered.HIGHEST_PRECEDENCE + 1;
+        return Ordered.HIGHEST_PRECEDENCE + 2;
     }
 
     private static Mono<Void> forbid(ServerHttpResponse response, String message) {

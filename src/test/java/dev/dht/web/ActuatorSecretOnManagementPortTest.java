@@ -16,8 +16,9 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
  * With the actuator on a port of its own ({@code management.server.port}, as in the container image): Spring Boot
- * serves it from a child context with its own web server, and the secret check applies there too. The server port
- * keeps the v0 API and serves no actuator endpoint.
+ * serves it from a child context with its own web server, and the secret check applies there too. The management
+ * port serves nothing else (no v0 API, no {@code /internal/*}); the server port keeps the v0 API and serves no
+ * actuator endpoint.
  */
 @SingleNodeTest(properties = {"dht.cluster-secret=" + ActuatorSecretTest.SECRET, "management.server.port=0"})
 class ActuatorSecretOnManagementPortTest {
@@ -48,6 +49,13 @@ class ActuatorSecretOnManagementPortTest {
         assertThat(server().send("GET", "/actuator/" + endpoint, new byte[0]).statusCode()).isIn(400, 404);
         assertThat(server().send("POST", "/actuator/" + endpoint, new byte[0], InternalProtocol.SECRET_HEADER,
                 ActuatorSecretTest.SECRET).statusCode()).isIn(400, 404);
+    }
+
+    @ParameterizedTest
+    @ValueSource(strings = {"/v0/status", "/v0/entity?id=k", "/v0/entities?start=a", "/internal/record?id=k", "/"})
+    void theManagementPortServesNothingButTheActuator(String pathAndQuery) {
+        assertThat(management().send("GET", pathAndQuery, new byte[0]).statusCode()).isEqualTo(400);
+        assertThat(management().send("PUT", pathAndQuery, new byte[0]).statusCode()).isEqualTo(400);
     }
 
     @Test
