@@ -21,7 +21,9 @@ COPY --from=layers /build/extracted/application/ ./
 # The data dir belongs to the non-root user that runs the node.
 RUN mkdir -p /var/lib/dht && chown 10001:10001 /var/lib/dht
 USER 10001:10001
-ENV SERVER_PORT=8080 DHT_DATA_DIR=/var/lib/dht
+# 8080: the v0 API (and /internal/* for peers); 8081: the actuator alone (probes, metrics, repair), so a Service or
+# port that exposes the API does not expose the operations. Without MANAGEMENT_SERVER_PORT the actuator is on 8080.
+ENV SERVER_PORT=8080 MANAGEMENT_SERVER_PORT=8081 DHT_DATA_DIR=/var/lib/dht
 VOLUME /var/lib/dht
-EXPOSE 8080
+EXPOSE 8080 8081
 ENTRYPOINT ["java", "org.springframework.boot.loader.launch.JarLauncher"]

@@ -2,13 +2,28 @@ package dev.dht;
 
 import java.util.Arrays;
 import org.springframework.boot.SpringApplication;
-import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.SpringBootConfiguration;
+import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
+import org.springframework.boot.autoconfigure.AutoConfigurationExcludeFilter;
+import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
+import org.springframework.boot.context.TypeExcludeFilter;
+import org.springframework.context.annotation.ComponentScan;
+import org.springframework.context.annotation.FilterType;
 
 /**
  * Entry point. {@code java -jar dht.jar [--setting=value ...]} runs one node; {@code java -jar dht.jar
  * local-cluster} runs a 3-node cluster on this machine ({@link LocalCluster}).
+ *
+ * <p>As {@code @SpringBootApplication}, except that the scan leaves out {@link ManagementContextConfiguration}
+ * classes: Spring Boot imports them into the context that serves the actuator, which is a child context of its own
+ * when {@code management.server.port} differs from the server port.
  */
-@SpringBootApplication
+@SpringBootConfiguration
+@EnableAutoConfiguration
+@ComponentScan(excludeFilters = {
+    @ComponentScan.Filter(type = FilterType.CUSTOM, classes = TypeExcludeFilter.class),
+    @ComponentScan.Filter(type = FilterType.CUSTOM, classes = AutoConfigurationExcludeFilter.class),
+    @ComponentScan.Filter(type = FilterType.ANNOTATION, classes = ManagementContextConfiguration.class)})
 public class DhtApplication {
 
     /** Starts a node, or the local cluster when the first argument is {@code local-cluster}. */

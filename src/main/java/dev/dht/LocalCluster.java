@@ -1,7 +1,11 @@
 package dev.dht;
 
 import java.io.File;
+import java.io.IOException;
+import java.nio.file.FileSystems;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
@@ -10,8 +14,10 @@ import java.util.stream.Collectors;
 
 /**
  * Runs a 3-node cluster on this machine for development: one JVM per node from this same jar, on ports
- * 8080, 8081 and 8082, with data under {@code ./data/node-PORT} and a freshly generated cluster secret.
- * Node output is passed through (each log line names its node). Ctrl-C stops all nodes gracefully.
+ * 8080, 8081 and 8082, with data under {@code ./data/node-PORT} and a freshly generated cluster secret, which it
+ * writes to {@code ./data/cluster-secret} (readable by the owner only) for the actuator's write operations
+ * ({@code POST /actuator/repair} needs it in the {@code X-Dht-Cluster-Secret} header). Node output is passed through
+ * (each log line names its node). Ctrl-C stops all nodes gracefully.
  *
  * <p>The nodes share this machine's processors, so each gets its share of event loops
  * ({@code dht.io-threads} = processors / nodes, at least 1) unless the extra arguments set it: more loops than
@@ -23,6 +29,8 @@ import java.util.stream.Collectors;
 public final class LocalCluster {
     /** The first argument that selects this launcher. */
     public static final String COMMAND = "local-cluster";
+    /** Where the cluster secret goes, relative to the working directory. */
+    static final Path SECRET_FILE = Path.of("data", "cluster-secret");
 
     private LocalCluster() {
     }
@@ -48,6 +56,7 @@ public final class LocalCluster {
         byte[] secretBytes = new byte[24];
         new SecureRandom().nextBytes(secretBytes);
         String secret = HexFormat.of().formatHex(secretBytes);
+        writeSecret(SECRET_FILE.toAbsolutePath(), secret);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String jar = ownJar();
 
@@ -67,7 +76,8 @@ public final class LocalCluster {
             builder.environment().put("DHT_CLUSTER_SECRET", secret);
             nodes.add(builder.start());
         }
-        System.out.println("local cluster: " + urls.stream().collect(Collectors.joining(" ")) + " (Ctrl-C stops it)");
+        System.out.println("local cluster: " + urls.stream().collect(Collectors.joining(" ")) + " (Ctrl-C stops it); "
+                + "cluster secret in " + SECRET_FILE);
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             nodes.forEach(Process::destroy);
             for (Process node : nodes) {
@@ -81,6 +91,16 @@ public final class LocalCluster {
         for (Process node : nodes) {
             node.waitFor();
         }
+    }
+
+    /** Replaces {@code file} with one that holds {@code secret}, readable by its owner only where files have modes. */
+    private static void writeSecret(Path file, String secret) throws IOException {
+        Files.createDirectories(file.getParent());
+        Files.deleteIfExists(file);
+        if (FileSystems.getDefault().supportedFileAttributeViews().contains("posix")) {
+            Files.createFile(file, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+        }
+        Files.writeString(file, secret);
     }
 
     /** The executable jar this JVM was started from ({@code java -jar X}: the class path is exactly X). */

@@ -9,6 +9,7 @@ import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Image;
 import com.github.dockerjava.api.model.Ports;
+import dev.dht.peer.InternalProtocol;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
@@ -54,7 +55,8 @@ import org.testcontainers.utility.DockerImageName;
  * The 3-node cluster of {@code k8s/} as containers: the image built from the project's {@code Dockerfile} (on a
  * local JRE base, {@code localhost/dht-base:test} unless {@code -Ddht.it.jre-image=...}), each node with the
  * environment the StatefulSet gives its pod and the network name its pod would have ({@code dht-0.dht}, ...).
- * Then one node is stopped, restarted on its data, and cut off from the network.
+ * The v0 API is reached on the API's port, probes and metrics on the management port, as in Kubernetes. Then one
+ * node is stopped, restarted on its data, and cut off from the network.
  *
  * <p>Runs wherever a container engine is found (and fails if that engine cannot be used); skipped with one
  * message where there is none. Podman without a Docker engine: {@code .ci/run} shows the set-up.
@@ -74,7 +76,9 @@ class ClusterContainersIT {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
     private static Network network;
     private static DockerClient docker;
-    private static int port;
+    private static int apiPort;
+    private static int managementPort;
+    private static String clusterSecret;
     private static String readinessPath;
     private static long memoryLimit;
 
@@ -104,12 +108,13 @@ class ClusterContainersIT {
 
         StatefulSet statefulSet = K8S.one(StatefulSet.class);
         Container pod = K8S.nodeContainer();
-        port = pod.getPorts().get(0).getContainerPort();
+        apiPort = K8S.portSetBy("SERVER_PORT").getContainerPort();
+        managementPort = K8S.portNamed(pod.getReadinessProbe().getHttpGet().getPort().getStrVal()).getContainerPort();
         readinessPath = pod.getReadinessProbe().getHttpGet().getPath();
         memoryLimit = Quantity.getAmountInBytes(pod.getResources().getLimits().get("memory")).longValueExact();
         byte[] secret = new byte[24];
         new SecureRandom().nextBytes(secret);
-        String clusterSecret = HexFormat.of().formatHex(secret);
+        clusterSecret = HexFormat.of().formatHex(secret);
         network = Network.builder().createNetworkCmdModifier(create -> create.withLabels(LABELS)).build();
         for (int ordinal = 0; ordinal < statefulSet.getSpec().getReplicas(); ordinal++) {
             String name = statefulSet.getMetadata().getName() + "-" + ordinal + "." + statefulSet.getSpec().getServiceName();
@@ -119,9 +124,10 @@ class ClusterContainersIT {
                     .withNetworkAliases(name)
                     .withEnv(K8S.podEnvironment(ordinal, reference -> clusterSecret))
                     .withLabels(LABELS)
-                    .withExposedPorts(port)
+                    .withExposedPorts(apiPort, managementPort)
                     .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit))
-                    .waitingFor(Wait.forHttp(readinessPath).forPort(port).forStatusCode(200).withStartupTimeout(START_TIMEOUT)));
+                    .waitingFor(Wait.forHttp(readinessPath).forPort(managementPort).forStatusCode(200)
+                            .withStartupTimeout(START_TIMEOUT)));
         }
         Startables.deepStart(NODES).join();
     }
@@ -183,7 +189,10 @@ class ClusterContainersIT {
         assertThat(option.find()).isTrue();
         double expected = memoryLimit * Double.parseDouble(option.group(1)) / 100;
 
-        HttpResponse<String> scrape = send(HttpRequest.newBuilder(uri(0, "/actuator/prometheus")));
+        // where Prometheus scrapes a pod: the port and path of its annotations
+        Map<String, String> pod = K8S.one(StatefulSet.class).getSpec().getTemplate().getMetadata().getAnnotations();
+        int scrapePort = Integer.parseInt(pod.get("prometheus.io/port"));
+        HttpResponse<String> scrape = send(HttpRequest.newBuilder(uri(0, scrapePort, pod.get("prometheus.io/path"))));
 
         assertThat(scrape.statusCode()).isEqualTo(200);
         // the heap's pools add up to a little less than the maximum heap (a survivor space is not counted); a pool
@@ -195,6 +204,21 @@ class ClusterContainersIT {
                 .sum();
         assertThat(heapMax).as("max heap of dht-0, with a %d-byte memory limit", memoryLimit)
                 .isBetween(0.9 * expected, expected);
+    }
+
+    @Test
+    void operationsAreOnTheManagementPortOnlyAndRepairNeedsTheClusterSecret() {
+        assertThat(send(HttpRequest.newBuilder(uri(0, apiPort, readinessPath))).statusCode())
+                .as("GET %s on the API's port", readinessPath).isEqualTo(400);
+        assertThat(send(HttpRequest.newBuilder(uri(0, managementPort, "/v0/status"))).statusCode())
+                .as("GET /v0/status on the management port").isEqualTo(400);
+        assertThat(send(repair(0)).statusCode()).as("POST /actuator/repair without the secret").isEqualTo(403);
+        assertThat(send(repair(0).header(InternalProtocol.SECRET_HEADER, "wrong")).statusCode())
+                .as("POST /actuator/repair with a wrong secret").isEqualTo(403);
+        HttpResponse<String> repaired = send(repair(0).header(InternalProtocol.SECRET_HEADER, clusterSecret));
+        assertThat(repaired.statusCode()).as("POST /actuator/repair with the secret: %s", repaired.body())
+                .isEqualTo(200);
+        assertThat(repaired.body()).contains("dht-1.dht:8080", "dht-2.dht:8080").doesNotContain("\"error\":\"");
     }
 
     @Test
@@ -217,7 +241,7 @@ class ClusterContainersIT {
         awaitReady(2);
 
         // dht-2's own store, read without coordination: the record it had before the stop is still there.
-        HttpResponse<String> local = send(HttpRequest.newBuilder(uri(2, "/v0/entities?start=" + encode(before)
+        HttpResponse<String> local = send(HttpRequest.newBuilder(uri(2, apiPort, "/v0/entities?start=" + encode(before)
                 + "&end=" + encode(before + "0"))));
         assertThat(local.statusCode()).isEqualTo(200);
         assertThat(local.body()).as("dht-2's local records from %s", before).isEqualTo(before + "\nv-before");
@@ -267,7 +291,8 @@ class ClusterContainersIT {
 
     private static void awaitReady(int node) {
         await("dht-" + node + " ready").atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
-                .until(() -> send(HttpRequest.newBuilder(uri(node, readinessPath))).statusCode() == 200);
+                .until(() -> send(HttpRequest.newBuilder(uri(node, managementPort, readinessPath))).statusCode()
+                        == 200);
     }
 
     private static String newKey(String purpose) {
@@ -283,11 +308,19 @@ class ClusterContainersIT {
     }
 
     private static URI entity(int node, String key, String replicas) {
-        return uri(node, "/v0/entity?id=" + encode(key) + "&replicas=" + replicas);
+        return uri(node, apiPort, "/v0/entity?id=" + encode(key) + "&replicas=" + replicas);
     }
 
-    /** The node's address on this machine, asked of the engine each time: a restarted container may get another port. */
-    private static URI uri(int node, String pathAndQuery) {
+    private static HttpRequest.Builder repair(int node) {
+        return HttpRequest.newBuilder(uri(node, managementPort, "/actuator/repair")).timeout(Duration.ofSeconds(60))
+                .POST(HttpRequest.BodyPublishers.noBody());
+    }
+
+    /**
+     * The node's {@code port} as reached from this machine, asked of the engine each time: a restarted container may
+     * get another host port.
+     */
+    private static URI uri(int node, int port, String pathAndQuery) {
         Ports.Binding[] bindings = docker.inspectContainerCmd(NODES.get(node).getContainerId()).exec()
                 .getNetworkSettings().getPorts().getBindings().get(ExposedPort.tcp(port));
         return URI.create("http://" + NODES.get(node).getHost() + ":" + bindings[0].getHostPortSpec() + pathAndQuery);
@@ -298,7 +331,10 @@ class ClusterContainersIT {
     }
 
     private static HttpResponse<String> send(HttpRequest.Builder request) {
-        HttpRequest built = request.timeout(Duration.ofSeconds(10)).build();
+        HttpRequest built = request.build();
+        if (built.timeout().isEmpty()) {
+            built = request.timeout(Duration.ofSeconds(10)).build();
+        }
         try {
             return HTTP.send(built, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {

@@ -10,6 +10,7 @@ import com.fasterxml.jackson.databind.introspect.JacksonAnnotationIntrospector;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvFromSource;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.EnvVarSource;
@@ -178,6 +179,20 @@ public final class KubernetesManifests {
             throw new IllegalStateException("expected one container in the StatefulSet's pod, found " + containers.size());
         }
         return containers.get(0);
+    }
+
+    /** The node container's port whose number the variable {@code variable} (e.g. SERVER_PORT) of its pods sets. */
+    public ContainerPort portSetBy(String variable) {
+        String number = podEnvironment(0, secret -> "").get(variable);
+        return nodeContainer().getPorts().stream()
+                .filter(port -> String.valueOf(port.getContainerPort()).equals(number)).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no container port " + number + " (" + variable + ")"));
+    }
+
+    /** The node container's port named {@code name}, as a probe or a Service's targetPort names it. */
+    public ContainerPort portNamed(String name) {
+        return nodeContainer().getPorts().stream().filter(port -> name.equals(port.getName())).findFirst()
+                .orElseThrow(() -> new IllegalStateException("no container port named " + name));
     }
 
     /**

@@ -9,6 +9,7 @@ import dev.dht.DhtApplication;
 import dev.dht.config.DhtProperties;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.ContainerPort;
 import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.HasMetadata;
 import io.fabric8.kubernetes.api.model.PersistentVolumeClaim;
@@ -150,11 +151,52 @@ class KubernetesManifestsTest {
         assertThat(peers.getSpec().getClusterIP()).as("the peers' Service is headless").isEqualTo("None");
         assertThat(peers.getSpec().getPublishNotReadyAddresses()).as("peers resolve each other while starting").isTrue();
         assertThat(statefulSet.getSpec().getSelector().getMatchLabels()).isEqualTo(podLabels);
-        assertThat(k8s.all(Service.class)).hasSize(2).allSatisfy(service -> {
-            assertThat(service.getSpec().getSelector()).as(service.getMetadata().getName()).isEqualTo(podLabels);
-            assertThat(service.getSpec().getPorts()).singleElement().satisfies(port -> assertThat(port.getTargetPort().getStrVal())
-                    .isEqualTo(k8s.nodeContainer().getPorts().get(0).getName()));
-        });
+        assertThat(k8s.all(Service.class)).hasSize(2).allSatisfy(service ->
+                assertThat(service.getSpec().getSelector()).as(service.getMetadata().getName()).isEqualTo(podLabels));
+        String api = k8s.portSetBy("SERVER_PORT").getName();
+        assertThat(peers.getSpec().getPorts()).as("the headless Service's ports name container ports")
+                .allSatisfy(port -> assertThat(k8s.portNamed(port.getTargetPort().getStrVal()).getContainerPort())
+                        .isEqualTo(port.getPort()))
+                .anySatisfy(port -> assertThat(port.getTargetPort().getStrVal()).isEqualTo(api));
+    }
+
+    @Test
+    void clientsReachOnlyTheApiAndTheActuatorHasAPortOfItsOwn() {
+        StatefulSet statefulSet = k8s.one(StatefulSet.class);
+        ContainerPort api = k8s.portSetBy("SERVER_PORT");
+        ContainerPort management = k8s.portSetBy("MANAGEMENT_SERVER_PORT");
+        Container node = k8s.nodeContainer();
+        Map<String, String> annotations = statefulSet.getSpec().getTemplate().getMetadata().getAnnotations();
+        List<Service> forClients = k8s.all(Service.class).stream()
+                .filter(service -> !service.getMetadata().getName().equals(statefulSet.getSpec().getServiceName()))
+                .toList();
+
+        assertThat(management.getContainerPort()).isNotEqualTo(api.getContainerPort());
+        assertThat(forClients).as("the clients' Service").singleElement()
+                .satisfies(clients -> assertThat(clients.getSpec().getPorts()).as("its ports: the API's only")
+                        .singleElement().satisfies(port -> assertThat(port.getTargetPort().getStrVal())
+                                .isEqualTo(api.getName())));
+        for (Probe probe : List.of(node.getStartupProbe(), node.getLivenessProbe(), node.getReadinessProbe())) {
+            assertThat(probe.getHttpGet().getPort().getStrVal()).as("probe of %s", probe.getHttpGet().getPath())
+                    .isEqualTo(management.getName());
+        }
+        assertThat(annotations).containsEntry("prometheus.io/scrape", "true")
+                .containsEntry("prometheus.io/port", String.valueOf(management.getContainerPort()))
+                .containsEntry("prometheus.io/path", "/actuator/prometheus");
+    }
+
+    @Test
+    void theImageDefaultsToThePodsPorts() throws IOException {
+        String dockerfile = Files.readString(PROJECT.resolve("Dockerfile"));
+        Map<String, String> pod = k8s.podEnvironment(0, TEST_SECRET);
+
+        for (String variable : List.of("SERVER_PORT", "MANAGEMENT_SERVER_PORT")) {
+            Matcher set = Pattern.compile("(?m)^ENV .*\\b" + variable + "=(\\d+)").matcher(dockerfile);
+            assertThat(set.find()).as("the Dockerfile's ENV sets %s", variable).isTrue();
+            assertThat(set.group(1)).as(variable).isEqualTo(pod.get(variable));
+            assertThat(dockerfile).as("EXPOSE of %s", variable)
+                    .containsPattern("(?m)^EXPOSE .*\\b" + set.group(1) + "\\b");
+        }
     }
 
     @Test
@@ -172,6 +214,8 @@ class KubernetesManifestsTest {
             assertThat(Arrays.asList(env.get("DHT_NODES").split(","))).isEqualTo(stableNames);
             assertThat(env.get("DHT_SELF")).as("DHT_SELF of pod %d", ordinal).isEqualTo(stableNames.get(ordinal));
             assertThat(env.get("SERVER_PORT")).as("SERVER_PORT = containerPort").isEqualTo(String.valueOf(containerPort));
+            assertThat(k8s.portSetBy("SERVER_PORT")).as("the first port is the API's")
+                    .isEqualTo(k8s.nodeContainer().getPorts().get(0));
         }
     }
 
@@ -296,7 +340,8 @@ class KubernetesManifestsTest {
     @Test
     void aNodeConfiguredAsPodZeroAnswersEveryProbeBeforeItsPeersExist(@TempDir Path dataDir) throws Exception {
         Map<String, Object> environment = new HashMap<>(k8s.podEnvironment(0, TEST_SECRET));
-        environment.put("SERVER_PORT", "0");                    // any free port; the probes use the port's name
+        environment.put("SERVER_PORT", "0");                    // any free ports; the probes use the ports' names
+        environment.put("MANAGEMENT_SERVER_PORT", "0");
         environment.put("DHT_DATA_DIR", dataDir.toString());
         Map<String, Probe> probes = new LinkedHashMap<>();
         Container node = k8s.nodeContainer();
@@ -310,16 +355,25 @@ class KubernetesManifestsTest {
                 .initializers(context -> context.getEnvironment().getPropertySources().addFirst(
                         new SystemEnvironmentPropertySource("pod-" + StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, environment)))
                 .run()) {
-            int port = ((WebServerApplicationContext) app).getWebServer().getPort();
+            int apiPort = ((WebServerApplicationContext) app).getWebServer().getPort();
+            int managementPort = app.getEnvironment().getRequiredProperty("local.management.port", Integer.class);
+            Map<String, Integer> ports = Map.of(k8s.portSetBy("SERVER_PORT").getName(), apiPort,
+                    k8s.portSetBy("MANAGEMENT_SERVER_PORT").getName(), managementPort);
             HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
             assertThat(app.getBean(DhtProperties.class).self()).isEqualTo(URI.create("http://dht-0.dht:8080"));
             probes.forEach((kind, probe) -> {
                 assertThat(probe).as("%s probe", kind).isNotNull();
-                assertThat(probe.getHttpGet().getPort().getStrVal()).as("%s probe port", kind).isEqualTo(node.getPorts().get(0).getName());
-                HttpResponse<String> answer = send(http, HttpRequest.newBuilder(
-                        URI.create("http://localhost:" + port + probe.getHttpGet().getPath())).timeout(Duration.ofSeconds(5)).build());
-                assertThat(answer.statusCode()).as("%s probe GET %s: %s", kind, probe.getHttpGet().getPath(), answer.body()).isEqualTo(200);
+                String path = probe.getHttpGet().getPath();
+                HttpResponse<String> answer = get(http, ports.get(probe.getHttpGet().getPort().getStrVal()), path);
+                assertThat(answer.statusCode()).as("%s probe GET %s: %s", kind, path, answer.body()).isEqualTo(200);
             });
+            String scrapePath = k8s.one(StatefulSet.class).getSpec().getTemplate().getMetadata().getAnnotations()
+                    .get("prometheus.io/path");
+            HttpResponse<String> metrics = get(http, managementPort, scrapePath);
+            assertThat(metrics.statusCode()).as("the Prometheus scrape on the annotated port").isEqualTo(200);
+            assertThat(metrics.body()).contains("dht_storage_size_bytes");
+            assertThat(get(http, apiPort, "/actuator/health").statusCode()).as("the actuator on the API's port")
+                    .isEqualTo(400);
         }
     }
 
@@ -372,6 +426,11 @@ class KubernetesManifestsTest {
                 .map(dir -> Path.of(dir, program))
                 .filter(Files::isExecutable)
                 .findFirst();
+    }
+
+    private static HttpResponse<String> get(HttpClient http, int port, String path) {
+        return send(http, HttpRequest.newBuilder(URI.create("http://localhost:" + port + path))
+                .timeout(Duration.ofSeconds(5)).build());
     }
 
     private static HttpResponse<String> send(HttpClient http, HttpRequest request) {

@@ -147,6 +147,7 @@ class NetworkFaultsIT {
         if (missing > 0) {
             for (int node = 0; node < 3; node++) {
                 status(HttpRequest.newBuilder(cluster.url(node).resolve("/actuator/repair"))
+                        .header(InternalProtocol.SECRET_HEADER, cluster.secret())
                         .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.noBody()));
             }
             missing = awaitOnEveryReplica(acknowledged, Duration.ofSeconds(30));

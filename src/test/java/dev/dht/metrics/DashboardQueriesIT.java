@@ -1,9 +1,10 @@
 package dev.dht.metrics;
 
-import dev.dht.testing.ProcessCluster;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.dht.peer.InternalProtocol;
+import dev.dht.testing.ProcessCluster;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -108,7 +109,10 @@ class DashboardQueriesIT {
         cluster.restart(2);
         assertThat(send("PUT", nodes.get(2), "/v0/entity?id=back&replicas=3/3", "v")).isEqualTo(201);
         // anti-entropy repair on demand: node 2 missed the writes above
-        assertThat(send("POST", nodes.get(2), "/actuator/repair", null)).isEqualTo(200);
+        HttpRequest repair = HttpRequest.newBuilder(URI.create(nodes.get(2) + "/actuator/repair"))
+                .timeout(Duration.ofSeconds(10)).header(InternalProtocol.SECRET_HEADER, cluster.secret())
+                .POST(HttpRequest.BodyPublishers.noBody()).build();
+        assertThat(http.send(repair, HttpResponse.BodyHandlers.discarding()).statusCode()).isEqualTo(200);
     }
 
     private int send(String method, String node, String pathAndQuery, String body) throws Exception {

@@ -181,7 +181,8 @@ class AntiEntropyRepairTest {
         cluster.start(2);
 
         for (int node = 0; node < 3; node++) {
-            HttpResponse<byte[]> answer = cluster.client(node).send("POST", "/actuator/repair", new byte[0]);
+            HttpResponse<byte[]> answer = cluster.client(node).send("POST", "/actuator/repair", new byte[0],
+                    InternalProtocol.SECRET_HEADER, InProcessCluster.SECRET);
             assertThat(answer.statusCode()).isEqualTo(200);
             String body = new String(answer.body(), StandardCharsets.UTF_8);
             for (int peer = 0; peer < 3; peer++) {
