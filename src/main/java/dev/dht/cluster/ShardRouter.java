@@ -20,8 +20,14 @@ public final class ShardRouter {
     private final List<Node> nodes;
     private final LongHashFunction[] nodeHashes;
 
+    /** The router of {@code topology}'s nodes. */
     public ShardRouter(ClusterTopology topology) {
-        this.nodes = topology.nodes();
+        this(topology.nodes());
+    }
+
+    /** The router of {@code nodes}, in configuration order (which breaks ties). */
+    public ShardRouter(List<Node> nodes) {
+        this.nodes = List.copyOf(nodes);
         this.nodeHashes = nodes.stream()
                 .map(node -> LongHashFunction.xx3(LongHashFunction.xx3().hashChars(node.url().toString())))
                 .toArray(LongHashFunction[]::new);

@@ -1,0 +1,88 @@
+package dev.dht.cluster;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The old and new replica sets of a key while a member joins or leaves: the joiner is never an old replica, the
+ * leaver never a new one, and a key changes replicas only where the joiner or leaver is among them.
+ */
+class PlacementTest {
+    private static final List<URI> NODES = List.of(URI.create("http://a:8080"), URI.create("http://b:8080"),
+            URI.create("http://c:8080"), URI.create("http://d:8080"));
+    private static final URI D = NODES.get(3);
+    private static final URI C = NODES.get(2);
+
+    @Test
+    void withEveryMemberNormalBothSetsAreTheRoutersReplicas() {
+        Placement placement = new Placement(view(MemberState.NORMAL, MemberState.NORMAL));
+        ShardRouter router = new ShardRouter(NODES.stream().map(node -> new Node(node, false)).toList());
+        for (byte[] key : keys(500)) {
+            List<URI> expected = router.replicas(key, 3).stream().map(Node::url).toList();
+            assertThat(placement.oldReplicas(key, 3)).isEqualTo(expected);
+            assertThat(placement.newReplicas(key, 3)).isEqualTo(expected);
+        }
+    }
+
+    @Test
+    void aJoinerIsOnlyANewReplicaAndDisplacesOneOldReplicaOfTheKeysItGains() {
+        Placement placement = new Placement(view(MemberState.NORMAL, MemberState.JOINING));
+        int gained = 0;
+        for (byte[] key : keys(1000)) {
+            List<URI> before = placement.oldReplicas(key, 3);
+            List<URI> after = placement.newReplicas(key, 3);
+            assertThat(before).doesNotContain(D).containsExactlyInAnyOrderElementsOf(
+                    new Placement(ClusterView.initial(NODES.subList(0, 3), 3)).newReplicas(key, 3));
+            if (after.contains(D)) {
+                gained++;
+                List<URI> kept = new ArrayList<>(after);
+                kept.remove(D);
+                assertThat(before).as("one old replica makes room for the joiner").containsAll(kept);
+            } else {
+                assertThat(after).as("a key the joiner does not gain keeps its replicas").isEqualTo(before);
+            }
+        }
+        assertThat(gained).as("about from/(n+1) = 3/4 of the keys").isBetween(650, 850);
+    }
+
+    @Test
+    void aLeaverIsOnlyAnOldReplica() {
+        Placement placement = new Placement(view(MemberState.LEAVING, MemberState.NORMAL));
+        for (byte[] key : keys(500)) {
+            assertThat(placement.oldReplicas(key, 3)).isEqualTo(
+                    new Placement(ClusterView.initial(NODES, 3)).oldReplicas(key, 3));
+            assertThat(placement.newReplicas(key, 3)).doesNotContain(C);
+        }
+    }
+
+    @Test
+    void aSetNeedsEnoughMembers() {
+        Placement placement = new Placement(view(MemberState.NORMAL, MemberState.JOINING));
+        assertThatThrownBy(() -> placement.oldReplicas(key(1), 4)).isInstanceOf(IllegalArgumentException.class);
+        assertThat(placement.newReplicas(key(1), 4)).hasSize(4);
+    }
+
+    /** A and B normal, C (third) and D (fourth) in the given states. */
+    private static ClusterView view(MemberState c, MemberState d) {
+        return new ClusterView(2, 3, List.of(new Member(NODES.get(0), MemberState.NORMAL),
+                new Member(NODES.get(1), MemberState.NORMAL), new Member(C, c), new Member(D, d)));
+    }
+
+    private static List<byte[]> keys(int count) {
+        List<byte[]> keys = new ArrayList<>(count);
+        for (int i = 0; i < count; i++) {
+            keys.add(key(i));
+        }
+        return keys;
+    }
+
+    private static byte[] key(int i) {
+        return ("key-" + i).getBytes(StandardCharsets.UTF_8);
+    }
+}
