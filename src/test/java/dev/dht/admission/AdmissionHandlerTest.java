@@ -7,8 +7,6 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
@@ -57,12 +55,12 @@ class AdmissionHandlerTest {
 
     @Test
     void aRequestBeyondTheLimitGets503WithRetryAfterAndIsNotHandedOn() {
-        Connection first = connect();
+        AdmissionConnection first = connect();
         first.send(get("/v0/entity?id=a"));
         assertThat(first.handedOn).hasSize(2);
         assertThat(control.inFlight()).isEqualTo(1);
 
-        Connection second = connect();
+        AdmissionConnection second = connect();
         ByteBuf value = Unpooled.copiedBuffer("refused", StandardCharsets.UTF_8);
         second.send(put("/v0/entity?id=b", value.readableBytes()), new DefaultLastHttpContent(value));
 
@@ -86,10 +84,10 @@ class AdmissionHandlerTest {
 
     @Test
     void aRefusedBodyArrivingInPartsIsDroppedAndTheNextRequestIsHandedOn() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(get("/v0/entity?id=a"));
 
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(put("/v0/entity?id=b", 6));
         connection.answer().release();
         connection.send(new DefaultHttpContent(Unpooled.copiedBuffer("abc", StandardCharsets.UTF_8)));
@@ -106,7 +104,7 @@ class AdmissionHandlerTest {
 
     @Test
     void aRefusalWaitsForTheAnswersToEarlierRequestsOnTheConnection() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(get("/v0/entity?id=a"));
         connection.send(get("/v0/entity?id=b"));
         assertThat(connection.handedOn).as("only the first request is handed on").hasSize(2);
@@ -128,10 +126,10 @@ class AdmissionHandlerTest {
 
     @Test
     void internalAndActuatorRequestsAreNotLimited() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(get("/v0/entity?id=a"));
 
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(get("/internal/record?id=x"));
         connection.writeAnswer(HttpResponseStatus.OK);
         connection.send(get("/actuator/health"));
@@ -143,10 +141,10 @@ class AdmissionHandlerTest {
 
     @Test
     void theStatusCheckIsNeverRefusedAndTakesNoSlot() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(get("/v0/entity?id=a"));
 
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(get("/v0/status"));
         connection.writeAnswer(HttpResponseStatus.OK);
         connection.send(get("http://node-a:8080/v0/status?verbose"));
@@ -154,7 +152,7 @@ class AdmissionHandlerTest {
 
         assertThat(connection.handedOn).as("both status checks reach the status handler").hasSize(4);
         assertThat(control.inFlight()).as("only the client request holds a slot").isEqualTo(1);
-        Connection other = connect();
+        AdmissionConnection other = connect();
         other.send(get("/v0/statuses"));
         FullHttpResponse refusal = other.answer();
         assertThat(refusal.status()).as("another /v0 path is limited").isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
@@ -163,7 +161,7 @@ class AdmissionHandlerTest {
 
     @Test
     void aClosedConnectionGivesBackTheSlotOfItsUnansweredRequest() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(get("/v0/entity?id=a"));
         assertThat(control.inFlight()).isEqualTo(1);
 
@@ -174,7 +172,7 @@ class AdmissionHandlerTest {
 
     @Test
     void anInformationalAnswerDoesNotGiveBackTheSlot() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         HttpRequest request = put("/v0/entity?id=a", 3);
         HttpUtil.set100ContinueExpected(request, true);
         connection.send(request);
@@ -190,10 +188,10 @@ class AdmissionHandlerTest {
 
     @Test
     void aRefusedRequestThatExpects100ContinueClosesTheConnection() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(get("/v0/entity?id=a"));
 
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         HttpRequest request = put("/v0/entity?id=b", 1000);
         HttpUtil.set100ContinueExpected(request, true);
         connection.send(request);
@@ -208,10 +206,10 @@ class AdmissionHandlerTest {
 
     @Test
     void aRefusedRequestWithAMalformedBodyClosesTheConnection() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(get("/v0/entity?id=a"));
 
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(put("/v0/entity?id=b", 6));
         connection.answer().release();
         LastHttpContent malformed = new DefaultLastHttpContent();
@@ -236,9 +234,9 @@ class AdmissionHandlerTest {
         AtomicLong clock = new AtomicLong();
         AdmissionControl queueing = new AdmissionControl(100, new EventLoopLag(), Duration.ofMillis(100), 2,
                 new QueueDelay(Duration.ofMillis(300), Duration.ofMillis(100), clock::get));
-        List<Connection> served = new ArrayList<>();
+        List<AdmissionConnection> served = new ArrayList<>();
         for (int i = 0; i < 4; i++) {
-            Connection connection = connect(queueing);
+            AdmissionConnection connection = connect(queueing);
             connection.send(get("/v0/entity?id=" + i));
             served.add(connection);
         }
@@ -247,7 +245,7 @@ class AdmissionHandlerTest {
         served.get(1).writeAnswer(HttpResponseStatus.OK);
         assertThat(queueing.inFlight()).isEqualTo(2);
 
-        Connection late = connect(queueing);
+        AdmissionConnection late = connect(queueing);
         late.send(get("/v0/entity?id=late"));
         FullHttpResponse refusal = late.answer();
         assertThat(refusal.status()).isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
@@ -266,12 +264,13 @@ class AdmissionHandlerTest {
         return timer == null ? 0 : timer.count();
     }
 
-    private Connection connect() {
+    private AdmissionConnection connect() {
         return connect(control);
     }
 
-    private Connection connect(AdmissionControl admission) {
-        Connection connection = new Connection(admission);
+    private AdmissionConnection connect(AdmissionControl admission) {
+        AdmissionConnection connection = new AdmissionConnection(new AdmissionHandler(admission, memory, metrics),
+                request -> !HttpUtil.isContentLengthSet(request));
         channels.add(connection.channel);
         return connection;
     }
@@ -284,46 +283,5 @@ class AdmissionHandlerTest {
         HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.PUT, uri);
         HttpUtil.setContentLength(request, contentLength);
         return request;
-    }
-
-    /** One connection: the handler, then a recorder of what it hands on (what Reactor Netty would get). */
-    private final class Connection {
-        final List<Object> handedOn = new ArrayList<>();
-        final EmbeddedChannel channel;
-
-        Connection(AdmissionControl admission) {
-            channel = new EmbeddedChannel(new AdmissionHandler(admission, memory, metrics),
-                    new ChannelInboundHandlerAdapter() {
-                        @Override
-                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                            handedOn.add(msg);
-                        }
-                    });
-        }
-
-        /** Sends a request (a bodyless one with its empty last part) or a part of a body. */
-        void send(Object message) {
-            channel.writeInbound(message);
-            if (message instanceof HttpRequest && !HttpUtil.isContentLengthSet((HttpRequest) message)) {
-                channel.writeInbound(LastHttpContent.EMPTY_LAST_CONTENT);
-            }
-        }
-
-        void send(Object request, Object lastContent) {
-            channel.writeInbound(request);
-            channel.writeInbound(lastContent);
-        }
-
-        /** Writes an answer as Reactor Netty does: head, then the last (empty) part. */
-        void writeAnswer(HttpResponseStatus status) {
-            channel.writeOutbound(new DefaultHttpResponse(HttpVersion.HTTP_1_1, status), LastHttpContent.EMPTY_LAST_CONTENT);
-        }
-
-        /** The next full answer the handler wrote itself. */
-        FullHttpResponse answer() {
-            Object written = channel.readOutbound();
-            assertThat(written).isInstanceOf(FullHttpResponse.class);
-            return (FullHttpResponse) written;
-        }
     }
 }

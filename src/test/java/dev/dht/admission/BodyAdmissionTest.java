@@ -8,12 +8,9 @@ import dev.dht.metrics.ClientRequestMetrics;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import io.netty.buffer.ByteBuf;
 import io.netty.buffer.Unpooled;
-import io.netty.channel.ChannelHandlerContext;
-import io.netty.channel.ChannelInboundHandlerAdapter;
 import io.netty.channel.embedded.EmbeddedChannel;
 import io.netty.handler.codec.http.DefaultHttpContent;
 import io.netty.handler.codec.http.DefaultHttpRequest;
-import io.netty.handler.codec.http.DefaultHttpResponse;
 import io.netty.handler.codec.http.DefaultLastHttpContent;
 import io.netty.handler.codec.http.FullHttpResponse;
 import io.netty.handler.codec.http.HttpHeaderNames;
@@ -46,7 +43,7 @@ class BodyAdmissionTest {
     private final AdmissionControl control = new AdmissionControl(100, new EventLoopLag(), Duration.ofMillis(100), 0,
             new QueueDelay(Duration.ofHours(1), QueueDelay.INTERVAL, System::nanoTime));
     private final ClientRequestMetrics metrics = new ClientRequestMetrics(new SimpleMeterRegistry());
-    private final List<Connection> connections = new ArrayList<>();
+    private final List<AdmissionConnection> connections = new ArrayList<>();
 
     @AfterEach
     void close() {
@@ -55,7 +52,7 @@ class BodyAdmissionTest {
 
     @Test
     void aDeclaredBodyIsReservedAtAdmissionAndGivenBackWhenItsAnswerIsWritten() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(put("a", 300));
         assertThat(memory.inFlightBytes()).as("reserved before a byte of it arrived").isEqualTo(300);
 
@@ -69,11 +66,11 @@ class BodyAdmissionTest {
 
     @Test
     void aBodyWithoutRoomIs503WithRetryAfterBeforeAnyOfItIsHandedOnAndTakesNoSlot() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(put("a", 400));
         connect().send(put("b", 400));
 
-        Connection refused = connect();
+        AdmissionConnection refused = connect();
         ByteBuf body = bytes(300);
         refused.send(put("c", 300), new DefaultLastHttpContent(body));
 
@@ -97,7 +94,7 @@ class BodyAdmissionTest {
 
     @Test
     void aBodyDeclaredLargerThanAValueReservesNothingSinceItIsRefused413Unread() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(put("big", 10_000_000));
 
         assertThat(connection.handedOn).hasSize(1);
@@ -106,7 +103,7 @@ class BodyAdmissionTest {
 
     @Test
     void aClosedConnectionGivesBackTheBytesOfItsUnansweredRequest() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(put("a", 400));
         connection.send(new DefaultHttpContent(bytes(100)));
 
@@ -118,7 +115,7 @@ class BodyAdmissionTest {
 
     @Test
     void aChunkedBodyIsCountedAsItArrivesAndGivenBackWithItsAnswer() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         HttpRequest request = chunkedPut("a");
         connection.send(request);
         assertThat(memory.inFlightBytes()).isZero();
@@ -136,7 +133,7 @@ class BodyAdmissionTest {
 
     @Test
     void aChunkedBodyCountsAtMostOneValueSinceTheReaderRefusesMore() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(chunkedPut("a"));
         for (int i = 0; i < 5; i++) {
             connection.send(new DefaultHttpContent(bytes(300)));
@@ -148,13 +145,13 @@ class BodyAdmissionTest {
 
     @Test
     void aChunkedPartWithoutRoomEndsTheBodyMarkedRefusedAndTheRestIsDropped() {
-        Connection holder = connect();
+        AdmissionConnection holder = connect();
         holder.send(put("a", 400));
         holder.send(new DefaultLastHttpContent(bytes(400)));
-        Connection other = connect();
+        AdmissionConnection other = connect();
         other.send(put("b", 400));
 
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         HttpRequest request = chunkedPut("c");
         connection.send(request);
         connection.send(new DefaultHttpContent(bytes(150)));
@@ -187,7 +184,7 @@ class BodyAdmissionTest {
 
     @Test
     void partsOfABodyWhoseAnswerIsWrittenCountNothing() {
-        Connection connection = connect();
+        AdmissionConnection connection = connect();
         connection.send(chunkedPut("a"));
         connection.send(new DefaultHttpContent(bytes(100)));
         connection.writeAnswer(HttpResponseStatus.BAD_REQUEST);
@@ -214,8 +211,9 @@ class BodyAdmissionTest {
         assertThat(memory.reserve(800)).isNull();
     }
 
-    private Connection connect() {
-        Connection connection = new Connection();
+    private AdmissionConnection connect() {
+        AdmissionConnection connection = new AdmissionConnection(new AdmissionHandler(control, memory, metrics),
+                request -> request.method() == HttpMethod.GET);
         connections.add(connection);
         return connection;
     }
@@ -238,52 +236,5 @@ class BodyAdmissionTest {
 
     private static ByteBuf bytes(int count) {
         return Unpooled.wrappedBuffer(new byte[count]);
-    }
-
-    /** One connection: the handler, then a recorder of what it hands on (what Reactor Netty would get). */
-    private final class Connection {
-        final List<Object> handedOn = new ArrayList<>();
-        final EmbeddedChannel channel;
-
-        Connection() {
-            channel = new EmbeddedChannel(new AdmissionHandler(control, memory, metrics),
-                    new ChannelInboundHandlerAdapter() {
-                        @Override
-                        public void channelRead(ChannelHandlerContext ctx, Object msg) {
-                            handedOn.add(msg);
-                        }
-                    });
-        }
-
-        /** Sends a request head or a part of a body (a GET with its empty last part). */
-        void send(Object message) {
-            channel.writeInbound(message);
-            if (message instanceof HttpRequest request && request.method() == HttpMethod.GET) {
-                channel.writeInbound(LastHttpContent.EMPTY_LAST_CONTENT);
-            }
-        }
-
-        void send(Object request, Object lastContent) {
-            channel.writeInbound(request);
-            channel.writeInbound(lastContent);
-        }
-
-        /** The first request handed on. */
-        HttpRequest request() {
-            return (HttpRequest) handedOn.get(0);
-        }
-
-        /** Writes an answer as Reactor Netty does: head, then the last (empty) part. */
-        void writeAnswer(HttpResponseStatus status) {
-            channel.writeOutbound(new DefaultHttpResponse(HttpVersion.HTTP_1_1, status),
-                    LastHttpContent.EMPTY_LAST_CONTENT);
-        }
-
-        /** The next full answer the handler wrote itself. */
-        FullHttpResponse answer() {
-            Object written = channel.readOutbound();
-            assertThat(written).isInstanceOf(FullHttpResponse.class);
-            return (FullHttpResponse) written;
-        }
     }
 }
