@@ -2,7 +2,9 @@ package dev.dht.api;
 
 import dev.dht.admission.BodyHold;
 import dev.dht.admission.BodyMemory;
-import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.ReplicationFactor;
 import dev.dht.replication.WriteRequest;
@@ -25,23 +27,35 @@ import reactor.core.publisher.Mono;
  */
 public final class EntityHandler {
     private final Coordinator coordinator;
-    private final ClusterTopology topology;
+    private final Membership membership;
     private final RequestBodyReader bodyReader;
     private final BodyMemory bodyMemory;
-    private final ReplicationFactor defaultReplicas;
 
     /**
      * @param bodyMemory        the node's request-body bytes in flight, where a value stays counted while replica
      *                          writes hold it after its request ended ({@link BodyHold})
-     * @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority
      */
-    public EntityHandler(Coordinator coordinator, ClusterTopology topology, RequestBodyReader bodyReader,
-                         BodyMemory bodyMemory, int replicationFactor) {
+    public EntityHandler(Coordinator coordinator, Membership membership, RequestBodyReader bodyReader,
+                         BodyMemory bodyMemory) {
         this.coordinator = coordinator;
-        this.topology = topology;
+        this.membership = membership;
         this.bodyReader = bodyReader;
         this.bodyMemory = bodyMemory;
-        this.defaultReplicas = ReplicationFactor.defaultFor(replicationFactor, topology.size());
+    }
+
+    /**
+     * The request's {@code replicas}, or the default: a majority of the view's replication factor, or of the members while
+     * there are fewer; {@code from} at most the members that keep replicas through a change in progress
+     * ({@link dev.dht.cluster.Placement#size()}), else 400. 503 if this node is no member (it has yet to join, or has
+     * left).
+     */
+    private ReplicationFactor replicationFactor(ServerRequest request) {
+        if (!membership.isMember()) {
+            throw new OverloadedException(OverloadReason.NOT_A_MEMBER, "this node is no member of the cluster "
+                    + (membership.epoch() == 0 ? "yet: it is joining" : "any more: it has left"));
+        }
+        int size = membership.placement().size();
+        return RequestParameters.replicationFactor(request, ReplicationFactor.defaultFor(membership.view().replicationFactor(), size), size);
     }
 
     /**
@@ -51,7 +65,7 @@ public final class EntityHandler {
     public Mono<ServerResponse> get(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
         RequestParameters.noTtl(request);
-        ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
+        ReplicationFactor rf = replicationFactor(request);
         return coordinator.get(id, rf).flatMap(EntityHandler::toResponse);
     }
 
@@ -63,7 +77,7 @@ public final class EntityHandler {
      */
     public Mono<ServerResponse> put(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
-        ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
+        ReplicationFactor rf = replicationFactor(request);
         Optional<Duration> ttl = RequestParameters.ttl(request);
         return bodyReader.read(request)
                 .flatMap(value -> {
@@ -81,7 +95,7 @@ public final class EntityHandler {
     public Mono<ServerResponse> delete(ServerRequest request) {
         String id = RequestParameters.requiredKey(request, "id");
         RequestParameters.noTtl(request);
-        ReplicationFactor rf = RequestParameters.replicationFactor(request, defaultReplicas, topology.size());
+        ReplicationFactor rf = replicationFactor(request);
         return bodyReader.discard(request)
                 .then(Mono.defer(() -> coordinator.write(WriteRequest.delete(id, rf))))
                 .then(ServerResponse.status(HttpStatus.ACCEPTED).build());

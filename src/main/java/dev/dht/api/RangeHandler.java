@@ -1,5 +1,8 @@
 package dev.dht.api;
 
+import dev.dht.cluster.Membership;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.web.BadRequestException;
@@ -21,15 +24,18 @@ import reactor.core.publisher.Mono;
  * <p>Streams with backpressure: records are read only as fast as the client consumes them, so memory stays
  * bounded whatever the size of the range. If a node cannot serve its part the answer is 504 before the first
  * byte, or a body cut off without its terminating chunk after it. Replication parameters are not supported on
- * ranges (400).
+ * ranges (400). A node that is no member of the cluster (joining, or left) answers 503.
  */
 public final class RangeHandler {
     private static final DataBufferFactory BUFFERS = DefaultDataBufferFactory.sharedInstance;
 
     private final RangeCoordinator coordinator;
+    private final Membership membership;
 
-    public RangeHandler(RangeCoordinator coordinator) {
+    /** @param membership whether this node may serve ranges: only as a member */
+    public RangeHandler(RangeCoordinator coordinator, Membership membership) {
         this.coordinator = coordinator;
+        this.membership = membership;
     }
 
     /**
@@ -43,6 +49,9 @@ public final class RangeHandler {
             if (request.queryParam(unsupported).isPresent()) {
                 throw new BadRequestException("'" + unsupported + "' is not supported on /v0/entities");
             }
+        }
+        if (!membership.isMember()) {
+            throw new OverloadedException(OverloadReason.NOT_A_MEMBER, "this node is no member of the cluster");
         }
         Flux<DataBuffer> chunks = coordinator.range(start, end).map(RangeHandler::chunk);
         return ServerResponse.ok()

@@ -3,7 +3,7 @@ package dev.dht.api;
 import static org.springframework.web.reactive.function.server.RequestPredicates.path;
 
 import dev.dht.admission.BodyMemory;
-import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.web.RequestBodyReader;
@@ -24,15 +24,13 @@ public final class V0Routes {
     /**
      * @param bodyMemory        the node's client request-body bytes in flight ({@code dht.max-in-flight-bytes})
      * @param maxValueBytes     largest value a PUT may carry ({@code dht.max-value-size}), bytes; a larger one is 413
-     * @param replicationFactor {@code dht.replication-factor}: requests without {@code replicas} use its majority
      */
-    public static RouterFunction<ServerResponse> routes(Coordinator coordinator, ClusterTopology topology,
+    public static RouterFunction<ServerResponse> routes(Coordinator coordinator, Membership membership,
                                                         RangeCoordinator rangeCoordinator, HealthEndpoint health,
-                                                        BodyMemory bodyMemory, int maxValueBytes,
-                                                        int replicationFactor) {
-        EntityHandler entity = new EntityHandler(coordinator, topology, new RequestBodyReader(maxValueBytes),
-                bodyMemory, replicationFactor);
-        RangeHandler range = new RangeHandler(rangeCoordinator);
+                                                        BodyMemory bodyMemory, int maxValueBytes) {
+        EntityHandler entity = new EntityHandler(coordinator, membership, new RequestBodyReader(maxValueBytes),
+                bodyMemory);
+        RangeHandler range = new RangeHandler(rangeCoordinator, membership);
         StatusHandler status = new StatusHandler(health);
         return RouterFunctions.route()
                 .GET("/v0/entity", entity::get)

@@ -1,28 +1,32 @@
 package dev.dht.cluster;
 
 import java.net.URI;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 
 /**
- * The cluster's membership as one versioned value: its {@link #epoch()}, the members with their states, and the
- * replication factor. A view is immutable; every change of membership makes a new view with a higher epoch, so
- * two nodes that hold the same epoch hold the same membership (CEP-21's epochs in Cassandra, Raft's term index in
- * ScyllaDB). Persisted in the data dir by {@link ClusterViewFile}.
+ * The cluster's membership as one versioned value: its {@link #epoch()}, the members with their states, the
+ * replication factor and the membership change in progress, if any. A view is immutable; every step of a change
+ * makes a new view with a higher epoch, so two nodes that hold the same epoch hold the same membership (CEP-21's
+ * epochs in Cassandra, Raft's term index in ScyllaDB). Persisted in the data dir by {@link ClusterViewFile}.
  *
- * @param epoch             version of this view, from 1; higher is newer
+ * @param epoch             version of this view, from 1; higher is newer; 0 only for the seeds' membership a
+ *                          node holds before it joined, never stored
  * @param replicationFactor {@code dht.replication-factor}: copies a request without {@code replicas} keeps
- * @param members           every member, in configuration order (placement breaks ties by it)
+ * @param members           every member, in the order they were added (placement breaks ties by it)
+ * @param change            the change in progress, or null
  */
-public record ClusterView(long epoch, int replicationFactor, List<Member> members) {
+public record ClusterView(long epoch, int replicationFactor, List<Member> members, ClusterChange change) {
 
     /**
-     * @throws IllegalArgumentException if the epoch is below 1, the factor below 1, there is no member or a node
-     *                                  is listed twice
+     * @throws IllegalArgumentException if the epoch is negative, the factor below 1, there is no member, a node is
+     *                                  listed twice, or the members' states do not match the change
      */
     public ClusterView {
-        if (epoch < 1) {
-            throw new IllegalArgumentException("epoch must be at least 1, was " + epoch);
+        if (epoch < 0) {
+            throw new IllegalArgumentException("epoch must be at least 0, was " + epoch);
         }
         if (replicationFactor < 1) {
             throw new IllegalArgumentException("replication factor must be at least 1, was " + replicationFactor);
@@ -34,6 +38,22 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
         if (members.stream().map(Member::node).distinct().count() != members.size()) {
             throw new IllegalArgumentException("a node is listed twice: " + members);
         }
+        for (Member member : members) {
+            MemberState expected = change != null && change.node().equals(member.node())
+                    ? change.memberState() : MemberState.NORMAL;
+            if (member.state() != expected) {
+                throw new IllegalArgumentException(member.node() + " is " + member.state() + ", expected " + expected
+                        + " under change " + change);
+            }
+        }
+        if (change != null && members.stream().noneMatch(member -> member.node().equals(change.node()))) {
+            throw new IllegalArgumentException("the change's node " + change.node() + " is not a member");
+        }
+    }
+
+    /** A view with no change in progress. */
+    public ClusterView(long epoch, int replicationFactor, List<Member> members) {
+        this(epoch, replicationFactor, members, null);
     }
 
     /** The first view of a cluster of {@code nodes}: epoch 1, every node {@link MemberState#NORMAL}. */
@@ -42,20 +62,114 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
     }
 
     /**
-     * The view of {@code nodes} as the successor of this one: this view itself if it has the same members (all
-     * normal) and factor, else a view one epoch higher.
+     * The next view: {@code node} joins, {@link MemberState#JOINING}, in phase
+     * {@link ChangePhase#WRITE_BOTH_READ_OLD}.
+     *
+     * @throws IllegalStateException if a change is in progress or {@code node} is a member already
      */
-    public ClusterView successor(List<URI> nodes, int replicationFactor) {
-        List<Member> next = normal(nodes);
-        if (next.equals(members) && replicationFactor == this.replicationFactor) {
-            return this;
+    public ClusterView withJoining(URI node) {
+        requireNoChange();
+        if (isMember(node)) {
+            throw new IllegalStateException(node + " is a member already");
         }
-        return new ClusterView(epoch + 1, replicationFactor, next);
+        List<Member> next = new ArrayList<>(members);
+        next.add(new Member(node, MemberState.JOINING));
+        return new ClusterView(epoch + 1, replicationFactor, next,
+                new ClusterChange(ChangeKind.JOIN, node, ChangePhase.WRITE_BOTH_READ_OLD));
+    }
+
+    /**
+     * The next view: {@code node} leaves ({@link ChangeKind#DECOMMISSION} or {@link ChangeKind#REMOVENODE}),
+     * {@link MemberState#LEAVING}, in phase {@link ChangePhase#WRITE_BOTH_READ_OLD}.
+     *
+     * @throws IllegalStateException if a change is in progress, {@code node} is not a member, or it is the last one
+     */
+    public ClusterView withLeaving(URI node, ChangeKind kind) {
+        requireNoChange();
+        if (kind == ChangeKind.JOIN) {
+            throw new IllegalArgumentException("a join is not a leave");
+        }
+        if (!isMember(node)) {
+            throw new IllegalStateException(node + " is not a member");
+        }
+        if (members.size() == 1) {
+            throw new IllegalStateException(node + " is the last member");
+        }
+        List<Member> next = members.stream()
+                .map(member -> member.node().equals(node) ? new Member(node, MemberState.LEAVING) : member)
+                .toList();
+        return new ClusterView(epoch + 1, replicationFactor, next,
+                new ClusterChange(kind, node, ChangePhase.WRITE_BOTH_READ_OLD));
+    }
+
+    /**
+     * The next step of the change in progress: its next phase, or after the last one the completed membership
+     * (the joiner {@code NORMAL}, the leaver gone) with no change.
+     *
+     * @throws IllegalStateException if no change is in progress
+     */
+    public ClusterView advanced() {
+        if (change == null) {
+            throw new IllegalStateException("no change in progress at epoch " + epoch);
+        }
+        ChangePhase next = change.phase().next();
+        if (next != null) {
+            return new ClusterView(epoch + 1, replicationFactor, members,
+                    new ClusterChange(change.kind(), change.node(), next));
+        }
+        return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() == ChangeKind.JOIN));
+    }
+
+    /**
+     * The next view with the change in progress undone: a joiner is no member, a leaver is {@code NORMAL} again.
+     *
+     * @throws IllegalStateException if no change is in progress, or reads already use the new replica sets
+     */
+    public ClusterView aborted() {
+        if (change == null) {
+            throw new IllegalStateException("no change in progress at epoch " + epoch);
+        }
+        if (change.readsNew()) {
+            throw new IllegalStateException("the " + change.kind().token() + " of " + change.node()
+                    + " is past the read switch and cannot be aborted");
+        }
+        return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN));
+    }
+
+    /** Members after the change: the changing node NORMAL if {@code keep}, else left out. */
+    private List<Member> settled(boolean keep) {
+        List<Member> next = new ArrayList<>(members.size());
+        for (Member member : members) {
+            if (!member.node().equals(change.node())) {
+                next.add(member);
+            } else if (keep) {
+                next.add(new Member(member.node(), MemberState.NORMAL));
+            }
+        }
+        return next;
+    }
+
+    private void requireNoChange() {
+        if (change != null) {
+            throw new IllegalStateException("the " + change.kind().token() + " of " + change.node() + " is in progress ("
+                    + change.phase().token() + ", epoch " + epoch + ")");
+        }
     }
 
     /** The members' base URLs, in order. */
     public List<URI> nodes() {
         return members.stream().map(Member::node).toList();
+    }
+
+    /** True if {@code node} is a member, in any state. */
+    public boolean isMember(URI node) {
+        return state(node).isPresent();
+    }
+
+    /** {@code node}'s state, or empty if it is no member. */
+    public Optional<MemberState> state(URI node) {
+        Objects.requireNonNull(node, "node");
+        return members.stream().filter(member -> member.node().equals(node)).map(Member::state).findFirst();
     }
 
     /** How many members are in {@code state}. */

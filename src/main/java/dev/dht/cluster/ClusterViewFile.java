@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 
 /**
@@ -16,12 +17,17 @@ import java.util.Optional;
  * (even after {@code kill -9}) knows the epoch and membership it left off with. Written atomically
  * ({@link DurableFile#replace}: a crash leaves the old or the new view, never a torn one).
  *
- * <p>Format, text lines: {@code epoch N}, {@code replication-factor N}, then one {@code member URL STATE} per
- * member in order. Blocking file I/O: start-up and membership changes only, never an event loop.
+ * <p>Format ({@link #encode}), text lines: {@code epoch N}, {@code replication-factor N}, one
+ * {@code member URL STATE} per member in order, and {@code change KIND URL PHASE} while a change is in progress;
+ * peers exchange views in the same text. Blocking file I/O: start-up and membership changes only, never an event
+ * loop.
  */
 public final class ClusterViewFile {
     /** The file's name in {@code dht.data-dir}. */
     public static final String FILE_NAME = "dht-cluster-view";
+    /** Words per line, by the line's first word. */
+    private static final Map<String, Integer> WORDS = Map.of("epoch", 2, "replication-factor", 2, "member", 3,
+            "change", 4);
     private final Path file;
 
     /** The view file of the data dir {@code dataDir}. */
@@ -39,7 +45,7 @@ public final class ClusterViewFile {
             return Optional.empty();
         }
         try {
-            return Optional.of(parse(Files.readAllLines(file, StandardCharsets.UTF_8)));
+            return Optional.of(decode(Files.readString(file, StandardCharsets.UTF_8)));
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + file, e);
         } catch (RuntimeException e) {
@@ -53,35 +59,56 @@ public final class ClusterViewFile {
      * @throws UncheckedIOException if it cannot be written
      */
     public void write(ClusterView view) {
+        try {
+            DurableFile.replace(file, encode(view).getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+
+    /** {@code view} in the file's text format. */
+    public static String encode(ClusterView view) {
         StringBuilder text = new StringBuilder()
                 .append("epoch ").append(view.epoch()).append('\n')
                 .append("replication-factor ").append(view.replicationFactor()).append('\n');
         for (Member member : view.members()) {
             text.append("member ").append(member.node()).append(' ').append(member.state()).append('\n');
         }
-        try {
-            DurableFile.replace(file, text.toString().getBytes(StandardCharsets.UTF_8));
-        } catch (IOException e) {
-            throw new UncheckedIOException("cannot write " + file, e);
+        ClusterChange change = view.change();
+        if (change != null) {
+            text.append("change ").append(change.kind().token()).append(' ').append(change.node()).append(' ')
+                    .append(change.phase().name()).append('\n');
         }
+        return text.toString();
     }
 
-    private static ClusterView parse(List<String> lines) {
+    /**
+     * The view written by {@link #encode}.
+     *
+     * @throws IllegalArgumentException if {@code text} is malformed or not a valid view
+     */
+    public static ClusterView decode(String text) {
         long epoch = -1;
         int replicationFactor = -1;
         List<Member> members = new ArrayList<>();
-        for (String line : lines) {
+        ClusterChange change = null;
+        for (String line : text.split("\n")) {
             if (line.isBlank()) {
                 continue;
             }
             String[] words = line.trim().split(" ");
+            if (words.length != WORDS.getOrDefault(words[0], 0)) {
+                throw new IllegalArgumentException("malformed line '" + line + "'");
+            }
             switch (words[0]) {
                 case "epoch" -> epoch = Long.parseLong(words[1]);
                 case "replication-factor" -> replicationFactor = Integer.parseInt(words[1]);
                 case "member" -> members.add(new Member(URI.create(words[1]), MemberState.valueOf(words[2])));
+                case "change" -> change = new ClusterChange(ChangeKind.fromToken(words[1]), URI.create(words[2]),
+                        ChangePhase.valueOf(words[3]));
                 default -> throw new IllegalArgumentException("unknown line '" + line + "'");
             }
         }
-        return new ClusterView(epoch, replicationFactor, members);
+        return new ClusterView(epoch, replicationFactor, members, change);
     }
 }

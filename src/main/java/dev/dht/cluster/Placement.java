@@ -7,22 +7,67 @@ import java.util.Map;
 import java.util.stream.Collectors;
 
 /**
- * The replica sets of a key under a {@link ClusterView} while its membership changes: the <em>old</em> set, the
- * first {@code from} members in rendezvous order that are not {@link MemberState#JOINING}, and the <em>new</em>
+ * The replica sets of a key under a {@link ClusterView}, also while its membership changes: the <em>old</em> set,
+ * the first {@code from} members in rendezvous order that are not {@link MemberState#JOINING}, and the <em>new</em>
  * set, the first {@code from} that are not {@link MemberState#LEAVING}. With every member {@code NORMAL} both are
  * what {@link ShardRouter} gives. Rendezvous order over a subset of the members is the full order with the others
  * left out, so a joining member enters the new set only of the keys it ranks high enough for, and displaces one old
- * replica of each (after Cassandra's pending ranges and ScyllaDB's read-old/read-new sets). Pure computation:
- * thread-safe, never blocks.
+ * replica of each (after Cassandra's pending ranges and ScyllaDB's read-old/read-new sets).
+ *
+ * <p>Writes go to both sets during a change ({@link #changing()}); reads use {@link #readReplicas}, the old set
+ * until the change reaches {@link ChangePhase#WRITE_BOTH_READ_NEW}. Pure computation: thread-safe, never blocks.
  */
 public final class Placement {
+    private final ClusterView view;
+    private final List<Node> members;
+    private final Node self;
     private final ShardRouter router;
     private final Map<URI, MemberState> states;
+    private final int size;
 
-    /** The placement of {@code view}'s members. */
+    /** The placement of {@code view}'s members, none of them this process (for tests and tools). */
     public Placement(ClusterView view) {
-        this.router = new ShardRouter(view.members().stream().map(member -> new Node(member.node(), false)).toList());
+        this(view, null);
+    }
+
+    /** The placement of {@code view}'s members as the node {@code self} sees it ({@link Node#self()} set on it). */
+    public Placement(ClusterView view, URI self) {
+        this.view = view;
+        this.members = view.members().stream().map(member -> new Node(member.node(), member.node().equals(self)))
+                .toList();
+        this.self = members.stream().filter(Node::self).findFirst().orElse(null);
+        this.router = new ShardRouter(members);
         this.states = view.members().stream().collect(Collectors.toMap(Member::node, Member::state));
+        this.size = (int) Math.min(view.members().size() - view.count(MemberState.JOINING),
+                view.members().size() - view.count(MemberState.LEAVING));
+    }
+
+    /** The view placed. */
+    public ClusterView view() {
+        return view;
+    }
+
+    /** Every member, in the view's order, this node marked {@link Node#self()}. */
+    public List<Node> members() {
+        return members;
+    }
+
+    /** This node, or null if it is no member of the view. */
+    public Node self() {
+        return self;
+    }
+
+    /**
+     * The largest {@code from} both replica sets can hold: the members that are neither joining (old set) nor
+     * leaving (new set), counted the smaller way. {@code from} above it is 400.
+     */
+    public int size() {
+        return size;
+    }
+
+    /** True while a change is in progress: writes go to {@link #oldReplicas} and {@link #newReplicas}. */
+    public boolean changing() {
+        return view.change() != null;
     }
 
     /**
@@ -30,8 +75,8 @@ public final class Placement {
      *
      * @throws IllegalArgumentException if fewer than {@code from} members are not joining
      */
-    public List<URI> oldReplicas(byte[] key, int from) {
-        return first(key, from, MemberState.JOINING);
+    public List<Node> oldReplicas(byte[] key, int from) {
+        return first(key, from, MemberState.JOINING, false);
     }
 
     /**
@@ -39,21 +84,45 @@ public final class Placement {
      *
      * @throws IllegalArgumentException if fewer than {@code from} members are not leaving
      */
-    public List<URI> newReplicas(byte[] key, int from) {
-        return first(key, from, MemberState.LEAVING);
+    public List<Node> newReplicas(byte[] key, int from) {
+        return first(key, from, MemberState.LEAVING, false);
     }
 
-    private List<URI> first(byte[] key, int from, MemberState excluded) {
-        List<URI> replicas = new ArrayList<>(from);
+    /** The replicas a read of {@code key} asks: the old set until the read switch, the new set from it. */
+    public List<Node> readReplicas(byte[] key, int from) {
+        return view.change() != null && view.change().readsNew() ? newReplicas(key, from) : oldReplicas(key, from);
+    }
+
+    /**
+     * As {@link #oldReplicas}, with {@code from} capped at the members not joining: for records whose replica count
+     * was chosen under a larger cluster (repair, streaming, cleanup).
+     */
+    public List<Node> oldReplicasAtMost(byte[] key, int from) {
+        return first(key, from, MemberState.JOINING, true);
+    }
+
+    /** As {@link #newReplicas}, with {@code from} capped at the members not leaving. */
+    public List<Node> newReplicasAtMost(byte[] key, int from) {
+        return first(key, from, MemberState.LEAVING, true);
+    }
+
+    private List<Node> first(byte[] key, int from, MemberState excluded, boolean capped) {
+        if (from < 1) {
+            throw new IllegalArgumentException("from must be at least 1, was " + from);
+        }
+        if (view.change() == null) { // every member NORMAL: both sets are the router's
+            return router.replicas(key, capped ? Math.min(from, members.size()) : from);
+        }
+        List<Node> replicas = new ArrayList<>(from);
         for (Node node : router.preferenceList(key)) {
             if (replicas.size() == from) {
                 break;
             }
             if (states.get(node.url()) != excluded) {
-                replicas.add(node.url());
+                replicas.add(node);
             }
         }
-        if (replicas.size() < from || from < 1) {
+        if (replicas.size() < from && !capped) {
             throw new IllegalArgumentException("from " + from + " is not in [1, " + replicas.size()
                     + "]: members not " + excluded + " are too few");
         }

@@ -1,9 +1,8 @@
 package dev.dht.config;
 
-import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Node;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.PeerHealth;
-import dev.dht.cluster.ShardRouter;
+import dev.dht.membership.ViewExchange;
 import dev.dht.metrics.ClientRequestMetrics;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.metrics.StorageMetrics;
@@ -15,7 +14,7 @@ import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.replication.RemoteReplica;
-import dev.dht.replication.Replica;
+import dev.dht.replication.Replicas;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.FreeSpaceReserve;
@@ -34,9 +33,7 @@ import io.micrometer.core.instrument.binder.cache.CaffeineCacheMetrics;
 import io.netty.channel.ChannelOption;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.context.event.ApplicationReadyEvent;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
@@ -135,21 +132,10 @@ public class DhtConfiguration {
         return new StorageHealthIndicator(store);
     }
 
+    /** Peers' health; Gauge {@code dht.peer.up} of a peer is registered with its replica ({@link #replicas}). */
     @Bean
-    ClusterTopology clusterTopology(DhtProperties properties) {
-        return new ClusterTopology(properties.self(), properties.nodes());
-    }
-
-    @Bean
-    ShardRouter shardRouter(ClusterTopology topology) {
-        return new ShardRouter(topology);
-    }
-
-    @Bean
-    PeerHealth peerHealth(ClusterTopology topology, MeterRegistry registry) {
-        PeerHealth health = new PeerHealth();
-        health.bindGauges(topology.nodes().stream().filter(node -> !node.self()).toList(), registry);
-        return health;
+    PeerHealth peerHealth() {
+        return new PeerHealth();
     }
 
     /**
@@ -212,47 +198,60 @@ public class DhtConfiguration {
         return new ReplicaCallMetrics(registry);
     }
 
-    /** Every call to a peer (replication and repair) goes through this client, with the cluster secret. */
+    /**
+     * Every call to a peer (replication, repair, membership) goes through this client, with the cluster secret and
+     * this node's epoch.
+     */
     @Bean
-    PeerClient peerClient(DhtProperties properties, WebClient replicaWebClient, ReplicaCallMetrics metrics) {
+    PeerClient peerClient(DhtProperties properties, WebClient replicaWebClient, ReplicaCallMetrics metrics,
+                          ViewExchange viewExchange) {
         return new PeerClient(replicaWebClient, properties.clusterSecret(), metrics, properties.replicaTimeout(),
-                properties.rangeIdleTimeout());
+                properties.rangeIdleTimeout(), viewExchange);
     }
 
     /**
-     * Hinted handoff, with its own LevelDB in {@code <dht.data-dir>/hints}, rid of the hints of peers no longer in
-     * {@code dht.nodes}; closed on shutdown (replay stops, hints already offered are stored).
+     * Hinted handoff, with its own LevelDB in {@code <dht.data-dir>/hints}, rid of the hints of peers no longer
+     * members of the cluster view, at start and whenever a view is adopted; closed on shutdown (replay stops, hints
+     * already offered are stored).
      */
     @Bean
-    HintedHandoff hintedHandoff(DhtProperties properties, ClusterTopology topology, PeerHealth health,
+    HintedHandoff hintedHandoff(DhtProperties properties, Membership membership, PeerHealth health,
                                 FreeSpaceReserve reserve, MeterRegistry registry) {
         DhtProperties.Hints hints = properties.hints();
         HintStore store = HintStore.open(properties.dataDir().resolve("hints"), properties.storage().engine(),
                 properties.storage().sync(), reserve);
         HintedHandoff handoff = new HintedHandoff(store, health, hints.enabled(), hints.window(),
                 hints.maxSize().toBytes(), hints.replayRate(), registry);
-        handoff.dropHintsOfRemovedPeers(topology.nodes());
+        if (membership.isMember()) { // a node yet to join has no view of its own to judge by
+            handoff.dropHintsOfRemovedPeers(membership.placement().members());
+        }
+        membership.onChange(placement -> { // on the adopting thread, never an event loop: the hint store blocks
+            if (placement.self() != null) {
+                handoff.dropHintsOfRemovedPeers(placement.members());
+            }
+        });
         return handoff;
     }
 
     /**
-     * One replica per node, in topology order: this node in-process, peers over the internal protocol, their
-     * failed writes kept as hints ({@link HintedHandoff#hinting}).
+     * The replica of each node, made when a key is first placed on it: this node in-process, a peer over the
+     * internal protocol with its failed writes kept as hints ({@link HintedHandoff#hinting}) and its Gauge
+     * {@code dht.peer.up}.
      */
     @Bean
-    Replicas replicas(DhtProperties properties, ClusterTopology topology, LocalStore store, PeerClient peerClient,
-                      PeerHealth health, ReplicaCallMetrics callMetrics, HintedHandoff hintedHandoff,
-                      RebuildGate rebuildGate) {
-        Map<Node, Replica> replicas = new LinkedHashMap<>();
-        for (Node node : topology.nodes()) {
-            replicas.put(node, node.self()
-                    ? new LocalReplica(store, rebuildGate)
-                    : hintedHandoff.hinting(node, new RemoteReplica(node, peerClient, health, callMetrics,
-                            Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
-                            Math.min(properties.replicaReadsInFlight(), properties.replicaPoolSize()),
-                            stallThreshold(properties))));
-        }
-        return new Replicas(replicas);
+    Replicas replicas(DhtProperties properties, LocalStore store, PeerClient peerClient, PeerHealth health,
+                      ReplicaCallMetrics callMetrics, HintedHandoff hintedHandoff, RebuildGate rebuildGate,
+                      MeterRegistry registry) {
+        return new Replicas(node -> {
+            if (node.self()) {
+                return new LocalReplica(store, rebuildGate);
+            }
+            health.bindGauges(List.of(node), registry);
+            return hintedHandoff.hinting(node, new RemoteReplica(node, peerClient, health, callMetrics,
+                    Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
+                    Math.min(properties.replicaReadsInFlight(), properties.replicaPoolSize()),
+                    stallThreshold(properties)));
+        });
     }
 
     /**
@@ -265,18 +264,15 @@ public class DhtConfiguration {
     }
 
     @Bean
-    Coordinator coordinator(DhtProperties properties, ShardRouter router, Replicas replicas, LocalStore store,
+    Coordinator coordinator(DhtProperties properties, Membership membership, Replicas replicas, LocalStore store,
                             MeterRegistry registry) {
-        return new Coordinator(router, replicas.byNode(), store.clock(), properties.replicaTimeout(),
+        return new Coordinator(membership, replicas, store.clock(), properties.replicaTimeout(),
                 properties.speculativeRetryDelay(), registry);
     }
 
+    /** Ranges read every member of the current view, joining and leaving ones too. */
     @Bean
-    RangeCoordinator rangeCoordinator(Replicas replicas, LocalStore store) {
-        return new RangeCoordinator(List.copyOf(replicas.byNode().values()), store.clock());
-    }
-
-    /** The replica of every node, in topology order. */
-    record Replicas(Map<Node, Replica> byNode) {
+    RangeCoordinator rangeCoordinator(Membership membership, Replicas replicas, LocalStore store) {
+        return new RangeCoordinator(() -> replicas.of(membership.placement().members()), store.clock());
     }
 }

@@ -18,8 +18,10 @@ import org.springframework.util.unit.DataSize;
  * checked when bound: a wrong one stops start-up with an {@link InvalidSettingException} naming it. What each
  * setting trades: docs/operations.md, "The settings explained".
  *
- * @param self                   this node's base URL; must be one of {@code nodes}
- * @param nodes                  base URLs of every node, self included, in the same order on every node
+ * @param self                   this node's base URL
+ * @param nodes                  base URLs of the nodes of a brand-new cluster, self included, in the same order on
+ *                               every node (its first cluster view); once a node stored a view, that view decides
+ *                               membership and these only name seeds. A node not listed joins through them.
  * @param dataDir                directory of this node's LevelDB files; created if missing, must be writable
  * @param replicationFactor      copies a request without {@code replicas} keeps (its majority answers). Default 3
  * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. Default 8MB
@@ -42,6 +44,10 @@ import org.springframework.util.unit.DataSize;
  * @param repair                 anti-entropy repair settings
  * @param tombstone              tombstone garbage collection settings
  * @param rebuild                stream this node's records from its peers before serving replica reads. Default false
+ * @param cleanup                after a membership change, drop the records this node no longer replicates (Cassandra's
+ *                               {@code nodetool cleanup}, run by itself). Default true; false keeps them, and a key
+ *                               deleted on its owners can then come back from a former owner once its tombstone is
+ *                               collected
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
@@ -67,7 +73,8 @@ public record DhtProperties(
         @DefaultValue Hints hints,
         @DefaultValue Repair repair,
         @DefaultValue Tombstone tombstone,
-        @DefaultValue("false") boolean rebuild) {
+        @DefaultValue("false") boolean rebuild,
+        @DefaultValue("true") boolean cleanup) {
 
     /** Validates every setting; see the record comment. */
     public DhtProperties {
@@ -76,7 +83,7 @@ public record DhtProperties(
         }
         checkUrl("dht.self", self);
         if (nodes == null || nodes.isEmpty()) {
-            throw new InvalidSettingException("dht.nodes", "must list every node's base URL, self included");
+            throw new InvalidSettingException("dht.nodes", "must list the nodes of a new cluster, or seeds to join through");
         }
         Set<URI> seen = new HashSet<>();
         for (URI node : nodes) {
@@ -85,11 +92,8 @@ public record DhtProperties(
                 throw new InvalidSettingException("dht.nodes", "lists " + node + " twice");
             }
         }
-        if (!seen.contains(self)) {
-            throw new InvalidSettingException("dht.self", self + " is not among dht.nodes " + nodes);
-        }
-        if (nodes.size() > 1 && (clusterSecret == null || clusterSecret.isBlank())) {
-            throw new InvalidSettingException("dht.cluster-secret", "must be set when dht.nodes lists more than one node");
+        if ((nodes.size() > 1 || !seen.contains(self)) && (clusterSecret == null || clusterSecret.isBlank())) {
+            throw new InvalidSettingException("dht.cluster-secret", "must be set when dht.nodes lists another node");
         }
         if (replicationFactor < 1) {
             throw new InvalidSettingException("dht.replication-factor", "must be at least 1, was " + replicationFactor);

@@ -1,9 +1,8 @@
 package dev.dht.config;
 
-import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
-import dev.dht.cluster.ShardRouter;
 import dev.dht.metrics.RepairMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
@@ -14,11 +13,11 @@ import dev.dht.repair.RepairEndpoint;
 import dev.dht.repair.RepairScan;
 import dev.dht.repair.RepairScheduler;
 import dev.dht.repair.RepairScope;
-import dev.dht.replication.Replica;
+import dev.dht.replication.Replicas;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.util.LinkedHashMap;
-import java.util.Map;
+import java.util.List;
+import java.util.function.Supplier;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -37,25 +36,34 @@ public class RepairConfiguration {
     }
 
     @Bean
-    RepairScan repairScan(DhtProperties properties, LocalStore store, ShardRouter router, ClusterTopology topology) {
-        return new RepairScan(store, new RepairScope(router, topology.size()), topology.self(),
+    RepairScan repairScan(DhtProperties properties, LocalStore store, Membership membership) {
+        return new RepairScan(store, new RepairScope(membership::placement), self(membership),
                 properties.repair().scanRate());
     }
 
+    /** Repair with the other members of the current view (none while this node has yet to join). */
     @Bean
-    AntiEntropyRepair antiEntropyRepair(DhtProperties properties, RepairScan scan, ShardRouter router,
-                                        ClusterTopology topology, LocalStore store, DhtConfiguration.Replicas replicas,
-                                        PeerClient peerClient, RebuildGate gate, MeterRegistry registry) {
-        Map<Node, Replica> peers = new LinkedHashMap<>(replicas.byNode());
-        peers.remove(topology.self());
-        RepairMetrics metrics = new RepairMetrics(registry, peers.keySet().stream().toList(), gate::isRebuilding);
-        return new AntiEntropyRepair(scan, new RepairClient(peerClient, topology.self()),
-                new RepairScope(router, topology.size()), store, peers, properties.repair().maxRate(), metrics);
+    AntiEntropyRepair antiEntropyRepair(DhtProperties properties, RepairScan scan, Membership membership,
+                                        LocalStore store, Replicas replicas, PeerClient peerClient, RebuildGate gate,
+                                        MeterRegistry registry) {
+        Supplier<List<Node>> peers = () -> membership.isMember()
+                ? membership.placement().members().stream().filter(node -> !node.self()).toList()
+                : List.of();
+        RepairMetrics metrics = new RepairMetrics(registry, peers.get(), gate::isRebuilding);
+        return new AntiEntropyRepair(scan, new RepairClient(peerClient, self(membership)),
+                new RepairScope(membership::placement), store, peers, replicas::of, properties.repair().maxRate(),
+                metrics);
+    }
+
+    private static Node self(Membership membership) {
+        return new Node(membership.self(), true);
     }
 
     @Bean(destroyMethod = "stop")
-    RepairScheduler repairScheduler(DhtProperties properties, AntiEntropyRepair repair, PeerHealth health) {
-        return new RepairScheduler(repair, health, properties.repair().interval());
+    RepairScheduler repairScheduler(DhtProperties properties, AntiEntropyRepair repair, PeerHealth health,
+                                    Membership membership) {
+        return new RepairScheduler(repair, health, properties.repair().interval(),
+                () -> membership.view().change() != null);
     }
 
     @Bean(destroyMethod = "stop")

@@ -2,8 +2,10 @@ package dev.dht.config;
 
 import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
-import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.node.RebuildGate;
+import dev.dht.peer.server.ClusterEpochFilter;
+import dev.dht.peer.server.InternalClusterHandler;
 import dev.dht.peer.server.PeerRoutes;
 import dev.dht.repair.RepairScan;
 import dev.dht.replication.Coordinator;
@@ -26,17 +28,18 @@ public class WebConfiguration {
     }
 
     @Bean
-    RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, ClusterTopology topology,
+    RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, Membership membership,
                                             RangeCoordinator rangeCoordinator, HealthEndpoint health,
                                             BodyMemory bodyMemory) {
-        return V0Routes.routes(coordinator, topology, rangeCoordinator, health, bodyMemory,
-                (int) properties.maxValueSize().toBytes(), properties.replicationFactor());
+        return V0Routes.routes(coordinator, membership, rangeCoordinator, health, bodyMemory,
+                (int) properties.maxValueSize().toBytes());
     }
 
     @Bean
     RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store, RebuildGate rebuild,
-                                                  RepairScan repairScan, ClusterTopology topology) {
-        return PeerRoutes.routes(store, rebuild, repairScan, topology, (int) properties.maxValueSize().toBytes(),
-                properties.clusterSecret());
+                                                  RepairScan repairScan, Membership membership,
+                                                  InternalClusterHandler cluster, ClusterEpochFilter epochs) {
+        return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs,
+                (int) properties.maxValueSize().toBytes(), properties.clusterSecret());
     }
 }

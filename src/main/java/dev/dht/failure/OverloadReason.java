@@ -31,7 +31,12 @@ public enum OverloadReason {
      * The request bodies in flight on this node would pass {@code dht.max-in-flight-bytes} with this one: the node
      * is short of memory for another body.
      */
-    BODY_MEMORY;
+    BODY_MEMORY,
+    /**
+     * This node is no member of its cluster view: it has yet to finish joining, or it has left. It serves no client
+     * requests.
+     */
+    NOT_A_MEMBER;
 
     /** The reason as it travels in a header: lower case, words joined by hyphens (e.g. {@code disk-full}). */
     public String token() {

@@ -19,12 +19,17 @@ import java.util.function.BooleanSupplier;
  */
 public final class RepairMetrics {
     private final Map<Node, PeerMeters> peers = new ConcurrentHashMap<>();
+    private final MeterRegistry registry;
     private final Counter rebuildRecords;
 
-    /** Registers the meters of every peer in {@code peerNodes}; {@code rebuilding} feeds {@code dht.rebuild.active}. */
+    /**
+     * Registers the meters of every peer in {@code peerNodes} (a peer that joins later gets its meters with its first
+     * repair); {@code rebuilding} feeds {@code dht.rebuild.active}.
+     */
     public RepairMetrics(MeterRegistry registry, List<Node> peerNodes, BooleanSupplier rebuilding) {
+        this.registry = registry;
         for (Node peer : peerNodes) {
-            peers.put(peer, new PeerMeters(registry, peer));
+            meters(peer);
         }
         rebuildRecords = Counter.builder("dht.rebuild.records")
                 .description("records written to this node by its rebuild").register(registry);
@@ -34,14 +39,14 @@ public final class RepairMetrics {
 
     /** Counts one comparison of trees with {@code peer}. */
     public void compared(Node peer, long rangesCompared, long segmentsDifferent) {
-        PeerMeters meters = peers.get(peer);
+        PeerMeters meters = meters(peer);
         meters.rangesCompared.increment(rangesCompared);
         meters.rangesDifferent.increment(segmentsDifferent);
     }
 
     /** Counts {@code records} written here from {@code peer}; {@code rebuild} counts them as rebuild progress too. */
     public void pulled(Node peer, long records, boolean rebuild) {
-        peers.get(peer).pulled.increment(records);
+        meters(peer).pulled.increment(records);
         if (rebuild) {
             rebuildRecords.increment(records);
         }
@@ -49,12 +54,16 @@ public final class RepairMetrics {
 
     /** Counts {@code records} sent to {@code peer}. */
     public void pushed(Node peer, long records) {
-        peers.get(peer).pushed.increment(records);
+        meters(peer).pushed.increment(records);
     }
 
     /** Records that a repair with {@code peer} completed at {@code epochSeconds}. */
     public void completed(Node peer, long epochSeconds) {
-        peers.get(peer).lastCompleted.set(epochSeconds);
+        meters(peer).lastCompleted.set(epochSeconds);
+    }
+
+    private PeerMeters meters(Node peer) {
+        return peers.computeIfAbsent(peer, node -> new PeerMeters(registry, node));
     }
 
     private static final class PeerMeters {

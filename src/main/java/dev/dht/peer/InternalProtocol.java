@@ -22,6 +22,12 @@ public final class InternalProtocol {
     public static final String REPAIR_TREE_PATH = "/internal/repair/tree";
     /** Path of a repair's records of chosen segments. */
     public static final String REPAIR_RECORDS_PATH = "/internal/repair/records";
+    /** Path of the cluster view: read, or proposed. */
+    public static final String VIEW_PATH = "/internal/cluster/view";
+    /** Path of the records a node gains in a membership change: streamed, or pulled. */
+    public static final String STREAM_PATH = "/internal/cluster/stream";
+    /** Path of the start of a cleanup pass after a change. */
+    public static final String CLEANUP_PATH = "/internal/cluster/cleanup";
     /** Every path of the protocol starts with this. */
     public static final String PATH_PREFIX = "/internal/";
     /**
@@ -35,6 +41,15 @@ public final class InternalProtocol {
      * clients cannot forge timestamps.
      */
     public static final String SECRET_HEADER = "X-Dht-Cluster-Secret";
+    /**
+     * Header with the epoch of the sender's cluster view, on every internal request and answer: a node that sees a
+     * higher epoch than its own fetches that view from the sender ({@link #SENDER_HEADER}) or the peer.
+     */
+    public static final String EPOCH_HEADER = "X-Dht-Epoch";
+    /** Header with the base URL of the node that sent an internal request. */
+    public static final String SENDER_HEADER = "X-Dht-Sender";
+    /** Header of a view answer: {@code true} while the node still drops records it no longer replicates. */
+    public static final String CLEANUP_PENDING_HEADER = "X-Dht-Cleanup-Pending";
 
     private InternalProtocol() {
     }

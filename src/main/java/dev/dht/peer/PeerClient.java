@@ -1,5 +1,7 @@
 package dev.dht.peer;
 
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.ClusterViewFile;
 import dev.dht.cluster.Node;
 import dev.dht.failure.OverloadReason;
 import dev.dht.failure.OverloadedException;
@@ -46,6 +48,7 @@ public final class PeerClient {
     private final ReplicaCallMetrics metrics;
     private final Duration replicaTimeout;
     private final Duration rangeIdleTimeout;
+    private final EpochTracker epochs;
 
     /**
      * @param client           the shared client; its response timeout is {@code dht.replica-timeout}
@@ -57,11 +60,20 @@ public final class PeerClient {
      */
     public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
                       Duration rangeIdleTimeout) {
+        this(client, secret, metrics, replicaTimeout, rangeIdleTimeout, EpochTracker.NONE);
+    }
+
+    /**
+     * As above, with this node's epoch sent on every request and a peer's higher epoch reported to {@code epochs}.
+     */
+    public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
+                      Duration rangeIdleTimeout, EpochTracker epochs) {
         this.client = client;
         this.secret = secret;
         this.metrics = metrics;
         this.replicaTimeout = replicaTimeout;
         this.rangeIdleTimeout = rangeIdleTimeout;
+        this.epochs = epochs;
     }
 
     /** {@link PeerEndpoint#READ}: {@code peer}'s record for {@code id}, empty Optional on 404. */
@@ -129,12 +141,70 @@ public final class PeerClient {
                 PeerEndpoint.REPAIR_RECORDS.uri(peer, self.url().toString(), encoded));
     }
 
+    /** {@link PeerEndpoint#VIEW}: {@code peer}'s cluster view, and whether it still cleans up after a change. */
+    public Mono<PeerView> view(Node peer) {
+        return call(PeerEndpoint.VIEW, peer, PeerEndpoint.VIEW.uri(peer), null, response -> ifOk(response, ok -> {
+            boolean cleanupPending = Boolean.parseBoolean(
+                    ok.headers().asHttpHeaders().getFirst(InternalProtocol.CLEANUP_PENDING_HEADER));
+            return ok.bodyToMono(String.class).map(text -> new PeerView(ClusterViewFile.decode(text), cleanupPending));
+        }));
+    }
+
+    /**
+     * {@link PeerEndpoint#PROPOSE_VIEW}: {@code peer} adopts {@code view} if newer, once it holds epoch
+     * {@code expect} (null: whatever it holds), and answers the view it then holds. A 409 fails the call with
+     * {@link WebClientResponseException} whose body says why.
+     */
+    public Mono<ClusterView> propose(Node peer, ClusterView view, Long expect) {
+        URI uri = PeerEndpoint.PROPOSE_VIEW.uri(peer, expect == null ? null : expect.toString());
+        return call(PeerEndpoint.PROPOSE_VIEW, peer, uri, ClusterViewFile.encode(view).getBytes(StandardCharsets.UTF_8),
+                response -> ifOk(response, ok -> ok.bodyToMono(String.class).map(ClusterViewFile::decode)));
+    }
+
+    /**
+     * {@link PeerEndpoint#STREAM}: the records {@code self} gains from {@code peer} in the change at {@code epoch},
+     * after key {@code after} (null: from the first), in key order. No timeout: the caller paces the stream.
+     */
+    public Flux<KeyedRecord> stream(Node peer, Node self, long epoch, byte[] after) {
+        String afterText = after == null ? null : new String(after, StandardCharsets.UTF_8);
+        return frames(PeerEndpoint.STREAM, peer, PeerEndpoint.STREAM.uri(peer, self.url().toString(),
+                Long.toString(epoch), afterText));
+    }
+
+    /** {@link PeerEndpoint#PULL}: completes once {@code peer} has pulled what it gains in the change at {@code epoch}. */
+    public Mono<Void> pull(Node peer, long epoch) {
+        return call(PeerEndpoint.PULL, peer, PeerEndpoint.PULL.uri(peer, Long.toString(epoch)), null,
+                PeerClient::applied);
+    }
+
+    /** {@link PeerEndpoint#CLEANUP}: {@code peer} starts its cleanup after the change that ended at {@code epoch}. */
+    public Mono<Void> cleanup(Node peer, long epoch) {
+        return call(PeerEndpoint.CLEANUP, peer, PeerEndpoint.CLEANUP.uri(peer, Long.toString(epoch)), null,
+                PeerClient::applied);
+    }
+
+    /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */
+    private void observeEpoch(Node peer, ClientResponse response) {
+        String header = response.headers().asHttpHeaders().getFirst(InternalProtocol.EPOCH_HEADER);
+        if (header != null) {
+            try {
+                long epoch = Long.parseLong(header);
+                if (epoch > epochs.epoch()) {
+                    epochs.newerEpochSeen(peer, epoch);
+                }
+            } catch (NumberFormatException ignored) {
+                // not a node of this version: nothing to learn
+            }
+        }
+    }
+
     /** A call answered by one body: {@code answer} reads any status but 503; failures mapped, timed. */
     private <T> Mono<T> call(PeerEndpoint endpoint, Node peer, URI uri, byte[] body,
                              Function<ClientResponse, Mono<T>> answer) {
-        Mono<T> call = request(endpoint, uri, body).exchangeToMono(response -> isRefusal(response)
-                ? refused(peer, response)
-                : answer.apply(response));
+        Mono<T> call = request(endpoint, uri, body).exchangeToMono(response -> {
+            observeEpoch(peer, response);
+            return isRefusal(response) ? refused(peer, response) : answer.apply(response);
+        });
         if (endpoint.timeout() == PeerEndpoint.Timeout.REPAIR_TREE) {
             call = call.timeout(REPAIR_TREE_TIMEOUT);
         }
@@ -146,6 +216,7 @@ public final class PeerClient {
     private Flux<KeyedRecord> frames(PeerEndpoint endpoint, Node peer, URI uri) {
         boolean watched = endpoint.timeout() == PeerEndpoint.Timeout.STREAM;
         Flux<KeyedRecord> stream = request(endpoint, uri, null).exchangeToFlux(response -> {
+            observeEpoch(peer, response);
             if (isRefusal(response)) {
                 return this.<KeyedRecord>refused(peer, response).flux();
             }
@@ -170,7 +241,12 @@ public final class PeerClient {
     private WebClient.RequestHeadersSpec<?> request(PeerEndpoint endpoint, URI uri, byte[] body) {
         WebClient.RequestBodySpec request = client.method(endpoint.method())
                 .uri(uri)
-                .header(InternalProtocol.SECRET_HEADER, secret);
+                .header(InternalProtocol.SECRET_HEADER, secret)
+                .header(InternalProtocol.EPOCH_HEADER, Long.toString(epochs.epoch()));
+        URI self = epochs.self();
+        if (self != null) {
+            request = request.header(InternalProtocol.SENDER_HEADER, self.toString());
+        }
         if (endpoint.timeout() != PeerEndpoint.Timeout.RESPONSE) {
             request = request.httpRequest(http -> http.<HttpClientRequest>getNativeRequest().responseTimeout(null));
         }

@@ -49,7 +49,36 @@ public enum PeerEndpoint {
      * bits are set in {@code S} (a {@link java.util.BitSet#toByteArray()} in unpadded base64url), in key order, as
      * {@link RangeFrameCodec} frames. Not timed.
      */
-    REPAIR_RECORDS(HttpMethod.GET, InternalProtocol.REPAIR_RECORDS_PATH, Timeout.PACED, null, "peer", "segments");
+    REPAIR_RECORDS(HttpMethod.GET, InternalProtocol.REPAIR_RECORDS_PATH, Timeout.PACED, null, "peer", "segments"),
+    /**
+     * {@code GET /internal/cluster/view}: 200 with the node's cluster view in the text of
+     * {@code dev.dht.cluster.ClusterViewFile#encode}, and {@link InternalProtocol#CLEANUP_PENDING_HEADER}.
+     */
+    VIEW(HttpMethod.GET, InternalProtocol.VIEW_PATH, Timeout.RESPONSE, null),
+    /**
+     * {@code POST /internal/cluster/view[?expect=E]}, body = a view's text: the node adopts it if it is newer than
+     * its own, stores it, waits until the requests it coordinated under older epochs finished, and answers 200 with
+     * the view it then holds. With {@code expect}, the node starting a change (the claimant) takes it only while it
+     * holds epoch {@code E}: 409 otherwise, naming why. 400 if malformed.
+     */
+    PROPOSE_VIEW(HttpMethod.POST, InternalProtocol.VIEW_PATH, Timeout.PACED, null, "expect"),
+    /**
+     * {@code GET /internal/cluster/stream?peer=URL&epoch=E[&after=KEY]}: 200 with the records the node {@code URL}
+     * gains in the change in progress at epoch {@code E} and this node held before it (keys after {@code KEY}, in
+     * key order, tombstones included) as {@link RangeFrameCodec} frames; 409 if this node's change is another one.
+     */
+    STREAM(HttpMethod.GET, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "peer", "epoch", "after"),
+    /**
+     * {@code POST /internal/cluster/stream?epoch=E}: the node pulls every record it gains in the change at epoch
+     * {@code E} from every live node that held it before; 200 once all are stored, 409 if it holds another change.
+     */
+    PULL(HttpMethod.POST, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "epoch"),
+    /**
+     * {@code POST /internal/cluster/cleanup?epoch=E}: every member took the view of epoch {@code E}, which ended a
+     * change, and finished the requests placed under older ones: the node starts its cleanup pass now (200), if it
+     * holds epoch {@code E} and its cleanup is pending; otherwise the call changes nothing (200 too).
+     */
+    CLEANUP(HttpMethod.POST, InternalProtocol.CLEANUP_PATH, Timeout.RESPONSE, null, "epoch");
 
     /** How long an endpoint's answer may take; the durations are {@link PeerClient}'s. */
     public enum Timeout {

@@ -6,8 +6,9 @@ import dev.dht.replication.Replica;
 import dev.dht.storage.LocalStore;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
+import java.util.function.Supplier;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
@@ -28,7 +29,8 @@ public final class AntiEntropyRepair {
     private final RepairClient client;
     private final RepairScope scope;
     private final LocalStore store;
-    private final Map<Node, Replica> peers;
+    private final Supplier<List<Node>> peers;
+    private final Function<Node, Replica> replicas;
     private final int maxRate;
     private final RepairMetrics metrics;
     /** Records between two progress lines of a rebuild. */
@@ -37,23 +39,26 @@ public final class AntiEntropyRepair {
     private final AtomicLong rebuildRecords = new AtomicLong();
 
     /**
-     * @param peers   every peer (not this node) with its replica, whose write path receives pushed records
-     * @param maxRate {@code dht.repair.max-rate}, keys per second per repair
+     * @param peers    every peer (not this node) of the current cluster view, asked on each use
+     * @param replicas a peer's replica, whose write path receives pushed records
+     * @param maxRate  {@code dht.repair.max-rate}, keys per second per repair
      */
     public AntiEntropyRepair(RepairScan scan, RepairClient client, RepairScope scope, LocalStore store,
-                             Map<Node, Replica> peers, int maxRate, RepairMetrics metrics) {
+                             Supplier<List<Node>> peers, Function<Node, Replica> replicas, int maxRate,
+                             RepairMetrics metrics) {
         this.scan = scan;
         this.client = client;
         this.scope = scope;
         this.store = store;
-        this.peers = Map.copyOf(peers);
+        this.peers = peers;
+        this.replicas = replicas;
         this.maxRate = maxRate;
         this.metrics = metrics;
     }
 
-    /** The peers, in no particular order. */
+    /** The peers: the other members of the current cluster view, in its order. */
     public List<Node> peers() {
-        return List.copyOf(peers.keySet());
+        return peers.get();
     }
 
     /** Repairs this node with {@code peer} once (see {@link #repair(Node, boolean)}, not as a rebuild). */
@@ -68,10 +73,10 @@ public final class AntiEntropyRepair {
      * @throws IllegalArgumentException if {@code peer} is not a peer (at once)
      */
     public Mono<RepairResult> repair(Node peer, boolean rebuild) {
-        Replica replica = peers.get(peer);
-        if (replica == null) {
+        if (!peers.get().contains(peer)) {
             throw new IllegalArgumentException(peer + " is not a peer of this node");
         }
+        Replica replica = replicas.apply(peer);
         return Mono.defer(() -> {
             if (!running.add(peer)) {
                 return Mono.error(new IllegalStateException("a repair with " + peer + " is running already"));

@@ -3,6 +3,7 @@ package dev.dht.repair;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import java.time.Duration;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -12,7 +13,8 @@ import reactor.core.publisher.Mono;
 /**
  * Runs {@link AntiEntropyRepair} with every peer every {@code dht.repair.interval} (0: never), one peer after
  * another, skipping a peer whose last exchange failed ({@link PeerHealth}). A round still running when the next
- * is due delays it (ticks are dropped, not queued). Timers run on Reactor's parallel scheduler; the repairs
+ * is due delays it (ticks are dropped, not queued). No round starts while the membership changes (streaming then
+ * moves records by the change's placement, and repair would compare by a placement about to change). Timers run on Reactor's parallel scheduler; the repairs
  * themselves do not block it.
  */
 public final class RepairScheduler {
@@ -20,13 +22,19 @@ public final class RepairScheduler {
     private final AntiEntropyRepair repair;
     private final PeerHealth health;
     private final Duration interval;
+    private final BooleanSupplier membershipChanging;
     private Disposable rounds;
 
-    /** @param interval {@code dht.repair.interval}; zero schedules nothing */
-    public RepairScheduler(AntiEntropyRepair repair, PeerHealth health, Duration interval) {
+    /**
+     * @param interval           {@code dht.repair.interval}; zero schedules nothing
+     * @param membershipChanging true while a membership change is in progress: rounds are skipped
+     */
+    public RepairScheduler(AntiEntropyRepair repair, PeerHealth health, Duration interval,
+                           BooleanSupplier membershipChanging) {
         this.repair = repair;
         this.health = health;
         this.interval = interval;
+        this.membershipChanging = membershipChanging;
     }
 
     /** Starts the rounds, the first one {@code interval} from now; does nothing for an interval of 0. */
@@ -36,7 +44,9 @@ public final class RepairScheduler {
         }
         rounds = Flux.interval(interval, interval)
                 .onBackpressureDrop()
-                .concatMap(tick -> Flux.fromIterable(repair.peers()).concatMap(this::repairIfUp), 1)
+                .concatMap(tick -> membershipChanging.getAsBoolean()
+                        ? Mono.empty()
+                        : Flux.fromIterable(repair.peers()).concatMap(this::repairIfUp), 1)
                 .subscribe();
     }
 

@@ -1,7 +1,7 @@
 package dev.dht.replication;
 
-import dev.dht.cluster.Node;
-import dev.dht.cluster.ShardRouter;
+import dev.dht.cluster.Membership;
+import dev.dht.cluster.Placement;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.Counter;
@@ -19,7 +19,7 @@ import java.util.function.BooleanSupplier;
 import reactor.core.publisher.Mono;
 
 /**
- * Coordinates a client request: route the id to its replicas ({@link ShardRouter}), send the request to them
+ * Coordinates a client request: route the id to its replicas ({@link Placement}), send the request to them
  * in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and reconcile
  * ({@link Record#newest}), repairing stale replicas among the answers before answering (read repair). Any
  * node may coordinate any key. Writes go to all {@code from} replicas; reads to {@code ack} of them first, with
@@ -29,12 +29,17 @@ import reactor.core.publisher.Mono;
  * {@code dht.replica-timeout} (a write waits past it for this node's own store when that alone keeps the quorum
  * open, so a single node's write never times out); 500 instead when this node's own store failed with an error
  * ({@link QuorumNotReachedException#localError()}). Non-blocking: safe on an event loop.
+ *
+ * <p>Each request is placed under the cluster view current when it starts ({@link Membership#enter}) and counted
+ * under that epoch until it ends. While the membership changes, a write goes to the key's old and new replica sets
+ * and needs {@code ack} in each ({@link ReplicaPlan#forWrite(String, List, List, int, Duration)}); a read asks the
+ * set the change's phase reads from ({@link Placement#readReplicas}).
  */
 public final class Coordinator {
     /** Speculative retries allowed per read ({@link RetryBudget}). */
     static final double SPECULATIVE_RETRY_RATIO = 0.1;
-    private final ShardRouter router;
-    private final Map<Node, Replica> replicas;
+    private final Membership membership;
+    private final Replicas replicas;
     private final HybridLogicalClock clock;
     private final Duration timeout;
     private final Duration speculativeRetryDelay;
@@ -51,15 +56,16 @@ public final class Coordinator {
     private final Runnable countSpeculativeRead;
 
     /**
-     * @param replicas              one {@link Replica} per node of the topology (self as a {@link LocalReplica})
+     * @param membership            the cluster view each request is placed under
+     * @param replicas              the {@link Replica} of each node (self as a {@link LocalReplica})
      * @param timeout               how long to wait for {@code ack} answers before 504
      * @param speculativeRetryDelay how long a read waits for its first {@code ack} replicas before it asks the
      *                              others too; zero asks all {@code from} at once
      */
-    public Coordinator(ShardRouter router, Map<Node, Replica> replicas, HybridLogicalClock clock, Duration timeout,
+    public Coordinator(Membership membership, Replicas replicas, HybridLogicalClock clock, Duration timeout,
                        Duration speculativeRetryDelay, MeterRegistry registry) {
-        this.router = router;
-        this.replicas = Map.copyOf(replicas);
+        this.membership = membership;
+        this.replicas = replicas;
         this.clock = clock;
         this.timeout = timeout;
         this.speculativeRetryDelay = speculativeRetryDelay;
@@ -93,7 +99,16 @@ public final class Coordinator {
      * record ({@link #repairStale}); a repair that fails gives 504 (503 if only overload failed it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        ReplicaPlan plan = ReplicaPlan.forRead(replicasFor(id, rf), rf.ack(), timeout, speculativeRetryDelay,
+        return Mono.defer(() -> {
+            Membership.Ticket ticket = membership.enter();
+            return get(id, rf, ticket.placement()).doFinally(signal -> ticket.exit());
+        });
+    }
+
+    private Mono<Optional<Record>> get(String id, ReplicationFactor rf, Placement placement) {
+        byte[] key = id.getBytes(StandardCharsets.UTF_8);
+        ReplicaPlan plan = ReplicaPlan.forRead(replicas.of(placement.readReplicas(key, rf.from())), rf.ack(), timeout,
+                speculativeRetryDelay,
                 speculativeRetryAllowed, countSpeculativeRead);
         if (plan.speculativeRetryDelay() != null) {
             retryBudget.deposit();
@@ -109,7 +124,7 @@ public final class Coordinator {
             }
             clock.observe(newest.get().timestamp());
             // an expired value is repaired like any record (it hides older values as a tombstone would), then absent
-            return repairStale(id, newest.get(), answers)
+            return repairStale(id, newest.get(), answers, placement)
                     .thenReturn(newest.filter(record -> !record.isExpiredAt(clock.wallMillis())));
         }));
     }
@@ -127,7 +142,7 @@ public final class Coordinator {
      * {@code dht.replica-timeout}: the read could not make {@code ack} replicas agree. Counter
      * {@code dht.read.repairs} (tag outcome: ok, error).
      */
-    private Mono<Void> repairStale(String id, Record newest, List<ReplicaRead> answers) {
+    private Mono<Void> repairStale(String id, Record newest, List<ReplicaRead> answers, Placement placement) {
         List<Replica> toRepair = null;
         List<Replica> owners = null; // placed only once an answer is stale: agreeing answers cost no hashing
         for (ReplicaRead answer : answers) {
@@ -136,7 +151,8 @@ public final class Coordinator {
                 continue;
             }
             if (owners == null && newest.from() > 0) {
-                owners = firstReplicas(id, newest.from());
+                owners = replicas.of(placement.readReplicas(id.getBytes(StandardCharsets.UTF_8),
+                        Math.min(newest.from(), placement.size())));
             }
             if (owners == null || owners.contains(answer.replica())) {
                 if (toRepair == null) {
@@ -177,6 +193,24 @@ public final class Coordinator {
      * @param settled run once, or null
      */
     public Mono<Void> write(WriteRequest request, Runnable settled) {
+        return Mono.defer(() -> {
+            Membership.Ticket ticket = membership.enter();
+            // the request counts under its epoch until every replica call ended, not only until the answer: a
+            // membership step waits for it, and no write placed under the old view lands after the next one
+            Runnable done = settled == null ? ticket::exit : () -> {
+                ticket.exit();
+                settled.run();
+            };
+            try {
+                return write(request, done, ticket.placement());
+            } catch (RuntimeException e) {
+                ticket.exit();
+                throw e;
+            }
+        });
+    }
+
+    private Mono<Void> write(WriteRequest request, Runnable settled, Placement placement) {
         ReplicationFactor rf = request.rf();
         long timestamp = clock.now();
         Record record;
@@ -187,11 +221,8 @@ public final class Coordinator {
             record = Record.value(timestamp, request.value(), rf.from(), expiresAt);
         }
         String operation = request.operation();
-        ReplicaPlan plan = ReplicaPlan.forWrite(operation, replicasFor(request.id(), rf), rf.ack(), timeout);
         String id = request.id();
-        if (settled == null) {
-            return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)));
-        }
+        ReplicaPlan plan = writePlan(operation, id.getBytes(StandardCharsets.UTF_8), rf, placement);
         AtomicInteger running = new AtomicInteger(plan.contacts().size());
         Runnable oneDone = () -> {
             if (running.decrementAndGet() == 0) {
@@ -214,17 +245,18 @@ public final class Coordinator {
                 .doOnError(QuorumNotReachedException.class, ignored -> failure.increment());
     }
 
-    /** The first {@code count} replicas of {@code id} (at most the cluster's size), in rendezvous order. */
-    private List<Replica> firstReplicas(String id, int count) {
-        return replicasFor(id, new ReplicationFactor(1, Math.min(count, replicas.size())));
-    }
-
-    private List<Replica> replicasFor(String id, ReplicationFactor rf) {
-        List<Node> nodes = router.replicas(id.getBytes(StandardCharsets.UTF_8), rf.from());
-        List<Replica> result = new ArrayList<>(nodes.size());
-        for (Node node : nodes) {
-            result.add(replicas.get(node));
+    /**
+     * The write's replicas: the key's {@code from} replicas, or while the membership changes its old and new sets,
+     * with {@code ack} needed in each (one set when the change leaves this key's replicas as they are).
+     */
+    private ReplicaPlan writePlan(String operation, byte[] key, ReplicationFactor rf, Placement placement) {
+        List<Replica> old = replicas.of(placement.oldReplicas(key, rf.from()));
+        if (placement.changing()) {
+            List<Replica> next = replicas.of(placement.newReplicas(key, rf.from()));
+            if (!next.equals(old)) {
+                return ReplicaPlan.forWrite(operation, old, next, rf.ack(), timeout);
+            }
         }
-        return result;
+        return ReplicaPlan.forWrite(operation, old, rf.ack(), timeout);
     }
 }

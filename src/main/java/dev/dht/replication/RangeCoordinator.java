@@ -6,6 +6,7 @@ import dev.dht.storage.Record;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.List;
+import java.util.function.Supplier;
 import reactor.core.publisher.Flux;
 
 /**
@@ -24,7 +25,7 @@ public final class RangeCoordinator {
     public static final int PREFETCH = 16;
     private static final Comparator<KeyedRecord> KEY_ORDER = (a, b) -> Arrays.compareUnsigned(a.key(), b.key());
 
-    private final List<Replica> nodes;
+    private final Supplier<List<Replica>> nodes;
     private final HybridLogicalClock clock;
 
     /**
@@ -32,7 +33,18 @@ public final class RangeCoordinator {
      * @param clock the node clock, whose wall clock ({@link HybridLogicalClock#wallMillis()}) judges TTL expiry
      */
     public RangeCoordinator(List<Replica> nodes, HybridLogicalClock clock) {
-        this.nodes = List.copyOf(nodes);
+        List<Replica> fixed = List.copyOf(nodes);
+        this.nodes = () -> fixed;
+        this.clock = clock;
+    }
+
+    /**
+     * @param members the replica of every member of the current cluster view, self included, in every state (a
+     *                joining or leaving member may hold the newest version of a key); asked once per range
+     * @param clock   the node clock, whose wall clock judges TTL expiry
+     */
+    public RangeCoordinator(Supplier<List<Replica>> members, HybridLogicalClock clock) {
+        this.nodes = members;
         this.clock = clock;
     }
 
@@ -43,7 +55,7 @@ public final class RangeCoordinator {
      */
     public Flux<KeyedRecord> range(String start, String end) {
         @SuppressWarnings("unchecked") // generic array for the varargs of mergeComparing
-        Flux<KeyedRecord>[] sources = nodes.stream().map(node -> node.range(start, end)).toArray(Flux[]::new);
+        Flux<KeyedRecord>[] sources = nodes.get().stream().map(node -> node.range(start, end)).toArray(Flux[]::new);
         return Flux.mergeComparing(PREFETCH, KEY_ORDER, sources)
                 .bufferUntilChanged(KeyedRecord::key, Arrays::equals)
                 .map(RangeCoordinator::newest)

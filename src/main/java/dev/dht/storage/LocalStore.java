@@ -136,6 +136,22 @@ public final class LocalStore implements AutoCloseable {
         }).onErrorMap(RejectedExecutionException.class, this::refused);
     }
 
+    /**
+     * Deletes, without a tombstone, the key of each of {@code records} whose stored record is still that one
+     * ({@link RecordRepository#purge}: a record written since is kept), in one storage task: for records this node
+     * no longer replicates. Completes with the number deleted; a full storage queue fails it with
+     * {@link OverloadedException} before any is deleted.
+     */
+    public Mono<Integer> purgeAll(List<KeyedRecord> records) {
+        return handOff.call(() -> {
+            int purged = 0;
+            for (KeyedRecord entry : records) {
+                purged += repository.purge(entry.key(), entry.record()) ? 1 : 0;
+            }
+            return purged;
+        }).onErrorMap(RejectedExecutionException.class, this::refused);
+    }
+
     /** The storage scheduler's refusal of a task as the overload it means. */
     private OverloadedException refused(RejectedExecutionException rejected) {
         if (storage.isShutdown()) {

@@ -22,8 +22,8 @@ import reactor.core.publisher.Mono;
  * them without the right {@link InternalProtocol#SECRET_HEADER} gets 403 with a one-line text body, as
  * {@code /internal/*} answers. With no secret configured (a single node without {@code dht.cluster-secret}) every
  * write operation is refused. Read operations (health, info, prometheus, {@code GET /actuator/cluster}) and paths
- * that are no operation pass untouched, so an unknown path still answers as one. Compares in constant time; never
- * blocks.
+ * that are no operation pass untouched, so an unknown path still answers as one. A write operation sent without a
+ * {@code Content-Type} is read as JSON (an empty body: no parameters). Compares in constant time; never blocks.
  */
 public final class ActuatorSecretFilter implements WebFilter, Ordered {
     private final List<Operation> writeOperations;
@@ -71,6 +71,13 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
         String presented = request.getHeaders().getFirst(InternalProtocol.SECRET_HEADER);
         if (presented == null || !MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8))) {
             return forbid(exchange.getResponse(), "actuator write operation: missing or wrong cluster secret");
+        }
+        if (request.getHeaders().getContentType() == null) {
+            // a bare `curl -X POST` has no body: read it as JSON, so operations whose parameters are all optional
+            // (POST /actuator/cluster/decommission) take it instead of answering 415
+            return chain.filter(exchange.mutate()
+                    .request(mutated -> mutated.headers(headers -> headers.setContentType(MediaType.APPLICATION_JSON)))
+                    .build());
         }
         return chain.filter(exchange);
     }

@@ -11,7 +11,10 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** A cluster view survives a restart through its file, and a change of membership raises the epoch. */
+/**
+ * A cluster view survives a restart through its file, and every step of a membership change is a view one epoch
+ * higher: join and decommission phases, abort up to the read switch, one change at a time.
+ */
 class ClusterViewFileTest {
     private static final URI A = URI.create("http://a:8080");
     private static final URI B = URI.create("http://b:8080");
@@ -25,25 +28,52 @@ class ClusterViewFileTest {
         ClusterViewFile file = new ClusterViewFile(dataDir);
         assertThat(file.read()).isEmpty();
 
-        ClusterView view = new ClusterView(7, 3, List.of(new Member(A, MemberState.NORMAL),
-                new Member(B, MemberState.LEAVING), new Member(C, MemberState.JOINING)));
+        ClusterView view = ClusterView.initial(List.of(A, B), 3).withJoining(C).advanced();
         file.write(view);
 
         assertThat(new ClusterViewFile(dataDir).read()).contains(view);
+        assertThat(view.change()).isEqualTo(new ClusterChange(ChangeKind.JOIN, C, ChangePhase.STREAMING));
     }
 
     @Test
-    void theSameMembersKeepTheEpochAndOtherMembersTakeTheNextOne() {
-        ClusterView first = ClusterView.initial(List.of(A, B, C), 3);
-        assertThat(first.epoch()).isEqualTo(1);
-        assertThat(first.count(MemberState.NORMAL)).isEqualTo(3);
+    void aJoinGoesThroughItsPhasesOneEpochEachAndEndsNormal() {
+        ClusterView first = ClusterView.initial(List.of(A, B), 3);
+        ClusterView joining = first.withJoining(C);
+        assertThat(joining.epoch()).isEqualTo(2);
+        assertThat(joining.state(C)).contains(MemberState.JOINING);
+        assertThat(joining.change().phase()).isEqualTo(ChangePhase.WRITE_BOTH_READ_OLD);
+        ClusterView streaming = joining.advanced();
+        ClusterView readNew = streaming.advanced();
+        assertThat(readNew.change().readsNew()).isTrue();
+        ClusterView done = readNew.advanced();
+        assertThat(done.epoch()).isEqualTo(5);
+        assertThat(done.change()).isNull();
+        assertThat(done.count(MemberState.NORMAL)).isEqualTo(3);
+        assertThatThrownBy(done::advanced).isInstanceOf(IllegalStateException.class);
+    }
 
-        assertThat(first.successor(List.of(A, B, C), 3)).isSameAs(first);
-        ClusterView smaller = first.successor(List.of(A, B), 3);
-        assertThat(smaller.epoch()).isEqualTo(2);
-        assertThat(smaller.nodes()).containsExactly(A, B);
-        assertThat(first.successor(List.of(A, B, C), 2).epoch()).as("another replication factor").isEqualTo(2);
-        assertThat(first.successor(List.of(B, A, C), 3).epoch()).as("another order places keys otherwise").isEqualTo(2);
+    @Test
+    void aDecommissionEndsWithoutTheLeaverAndOneChangeRunsAtATime() {
+        ClusterView leaving = ClusterView.initial(List.of(A, B, C), 3).withLeaving(B, ChangeKind.DECOMMISSION);
+        assertThat(leaving.state(B)).contains(MemberState.LEAVING);
+        assertThatThrownBy(() -> leaving.withJoining(URI.create("http://d:8080")))
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("decommission of " + B);
+        ClusterView done = leaving.advanced().advanced().advanced();
+        assertThat(done.nodes()).containsExactly(A, C);
+        assertThat(done.isMember(B)).isFalse();
+    }
+
+    @Test
+    void anAbortUndoesTheChangeUpToTheReadSwitch() {
+        ClusterView first = ClusterView.initial(List.of(A, B), 3);
+        ClusterView abortedJoin = first.withJoining(C).advanced().aborted();
+        assertThat(abortedJoin.nodes()).containsExactly(A, B);
+        assertThat(abortedJoin.epoch()).isEqualTo(4);
+        ClusterView abortedLeave = first.withLeaving(B, ChangeKind.DECOMMISSION).aborted();
+        assertThat(abortedLeave.members()).containsExactly(new Member(A, MemberState.NORMAL),
+                new Member(B, MemberState.NORMAL));
+        assertThatThrownBy(() -> first.withJoining(C).advanced().advanced().aborted())
+                .isInstanceOf(IllegalStateException.class).hasMessageContaining("read switch");
     }
 
     @Test
@@ -56,9 +86,11 @@ class ClusterViewFileTest {
     }
 
     @Test
-    void aViewHasMembersListedOnceAndAnEpochFromOne() {
+    void aViewHasMembersListedOnceAStateThatMatchesItsChangeAndNoNegativeEpoch() {
         assertThatThrownBy(() -> ClusterView.initial(List.of(A, A), 3)).isInstanceOf(IllegalArgumentException.class);
-        assertThatThrownBy(() -> new ClusterView(0, 3, List.of(new Member(A, MemberState.NORMAL))))
+        assertThatThrownBy(() -> new ClusterView(-1, 3, List.of(new Member(A, MemberState.NORMAL))))
                 .isInstanceOf(IllegalArgumentException.class);
+        assertThatThrownBy(() -> new ClusterView(2, 3, List.of(new Member(A, MemberState.NORMAL),
+                new Member(B, MemberState.JOINING)))).as("joining without a join").isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -35,8 +35,8 @@ class InvalidSettingsTest {
 
     static Stream<Arguments> wrongSettings() {
         return Stream.of(
-                Arguments.of("self not among nodes", "dht.self",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=http://localhost:7002,http://localhost:7003", SECRET)),
+                Arguments.of("a joiner without a secret", "dht.cluster-secret",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=http://localhost:7002")),
                 Arguments.of("duplicate node", "dht.nodes",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002," + SELF, SECRET)),
                 Arguments.of("self without scheme", "dht.self",

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -147,8 +148,8 @@ class CoordinatorReadRepairTest {
 
     /** A coordinator on node 0 that asks every replica at once (no speculative retry delay). */
     private Coordinator coordinator(Duration timeout) {
-        return new Coordinator(router, Map.of(node(0), replicas.get(0), node(1), replicas.get(1), node(2),
-                replicas.get(2)), clock, timeout, Duration.ZERO, new SimpleMeterRegistry());
+        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), replicas.get(0), node(1), replicas.get(1), node(2),
+                replicas.get(2))), clock, timeout, Duration.ZERO, new SimpleMeterRegistry());
     }
 
     /** The replicas of {@code id} in its rendezvous order: the first {@code from} of them are its owners. */

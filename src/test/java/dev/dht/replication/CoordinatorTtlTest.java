@@ -3,6 +3,7 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -36,8 +37,8 @@ class CoordinatorTtlTest {
     private final InMemoryReplica self = new InMemoryReplica(Replica.IN_PROCESS);
     private final InMemoryReplica b = new InMemoryReplica(Replica.PEER_UP);
     private final InMemoryReplica c = new InMemoryReplica(Replica.PEER_UP);
-    private final Coordinator coordinator = new Coordinator(new ShardRouter(topology),
-            Map.of(node(0), self, node(1), b, node(2), c), clock, Duration.ofSeconds(5), Duration.ZERO,
+    private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
+            Replicas.fixed(Map.of(node(0), self, node(1), b, node(2), c)), clock, Duration.ofSeconds(5), Duration.ZERO,
             new SimpleMeterRegistry());
 
     @Test

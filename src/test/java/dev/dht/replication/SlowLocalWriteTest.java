@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -120,7 +121,7 @@ class SlowLocalWriteTest {
     }
 
     private Coordinator coordinator(Replica other) {
-        return new Coordinator(router, Map.of(node(0), self, node(1), other), new HybridLogicalClock(), TIMEOUT,
+        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
                 Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 

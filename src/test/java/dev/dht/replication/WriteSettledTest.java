@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.KeyedRecord;
@@ -32,8 +33,8 @@ class WriteSettledTest {
             List.of(URI.create("http://a:8080"), URI.create("http://b:8080")));
     private final InMemoryReplica fast = new InMemoryReplica(Replica.PEER_UP);
     private final HeldReplica held = new HeldReplica();
-    private final Coordinator coordinator = new Coordinator(new ShardRouter(topology),
-            Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held), new HybridLogicalClock(),
+    private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
+            Replicas.fixed(Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held)), new HybridLogicalClock(),
             Duration.ofSeconds(30), Duration.ofMillis(50), new SimpleMeterRegistry());
     private final AtomicInteger settled = new AtomicInteger();
 

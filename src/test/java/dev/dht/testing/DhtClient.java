@@ -55,6 +55,20 @@ public final class DhtClient {
                 .method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
     }
 
+    /**
+     * A POST to an actuator write operation: {@code json} as the body (none if null), with the cluster secret
+     * {@code secret} in {@code X-Dht-Cluster-Secret}.
+     */
+    public HttpResponse<byte[]> admin(String path, String json, String secret) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
+                .header("X-Dht-Cluster-Secret", secret);
+        if (json != null) {
+            request.header("Content-Type", "application/json");
+        }
+        return send(request.POST(json == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(json)));
+    }
+
     /** Base URL of the node this client talks to. */
     public URI base() {
         return base;

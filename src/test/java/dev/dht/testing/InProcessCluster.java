@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,7 +46,10 @@ public final class InProcessCluster
     private final List<Path> dataDirs = new ArrayList<>();
     private final List<ReplicaFaults> faults = new ArrayList<>();
     private final List<ServerFaults> serverFaults = new ArrayList<>();
-    private final ConfigurableApplicationContext[] nodes;
+    private final List<ConfigurableApplicationContext> nodes = new ArrayList<>();
+    /** Settings of nodes added by {@link #add}, over the cluster's on every start. */
+    private final Map<Integer, Map<String, String>> ownSettings = new HashMap<>();
+    private Path root;
     private final Map<String, String> extraSettings;
     private final IntFunction<Clock> wallClocks;
     /** Of a cluster registered as an extension ({@link #of}): its temp dir once started, null before. */
@@ -54,28 +58,29 @@ public final class InProcessCluster
     private boolean restoredAfterEach;
 
     private InProcessCluster(int size, Map<String, String> extraSettings, IntFunction<Clock> wallClocks) {
-        this.nodes = new ConfigurableApplicationContext[size];
         this.extraSettings = extraSettings;
         this.wallClocks = wallClocks;
         for (int i = 0; i < size; i++) {
             faults.add(new ReplicaFaults());
             serverFaults.add(new ServerFaults());
+            nodes.add(null);
         }
     }
 
     /** Gives the nodes free ports and data dirs under {@code root}, then starts each. */
     private void startAll(Path root) {
+        this.root = root;
         List<Integer> ports;
         try {
-            ports = NodeProcess.freePorts(nodes.length);
+            ports = NodeProcess.freePorts(nodes.size());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }
-        for (int i = 0; i < nodes.length; i++) {
+        for (int i = 0; i < nodes.size(); i++) {
             urls.add(URI.create("http://localhost:" + ports.get(i)));
             dataDirs.add(root.resolve("node-" + i));
         }
-        for (int i = 0; i < nodes.length; i++) {
+        for (int i = 0; i < nodes.size(); i++) {
             start(i);
         }
     }
@@ -176,7 +181,7 @@ public final class InProcessCluster
      * over the fixture's own, e.g. a shorter {@code dht.nodes}).
      */
     public void start(int i, Map<String, String> nodeSettings) {
-        if (nodes[i] != null) {
+        if (nodes.get(i) != null) {
             throw new IllegalStateException("node " + i + " is running");
         }
         // one argument per setting: Spring joins repeated command-line arguments with commas instead of overriding
@@ -188,13 +193,14 @@ public final class InProcessCluster
         settings.put("dht.cluster-secret", SECRET);
         settings.put("spring.lifecycle.timeout-per-shutdown-phase", "2s");
         settings.putAll(extraSettings);
+        settings.putAll(ownSettings.getOrDefault(i, Map.of()));
         settings.putAll(nodeSettings);
         List<String> args = new ArrayList<>();
         settings.forEach((key, value) -> args.add("--" + key + "=" + value));
         ReplicaFaults nodeFaults = faults.get(i);
         ServerFaults nodeServerFaults = serverFaults.get(i);
         Clock wallClock = wallClocks.apply(i);
-        nodes[i] = new SpringApplicationBuilder(DhtApplication.class)
+        ConfigurableApplicationContext node = new SpringApplicationBuilder(DhtApplication.class)
                 .initializers(context -> {
                     context.getBeanFactory().registerSingleton("replicaFaults", nodeFaults);
                     context.getBeanFactory().registerSingleton("serverFaults", nodeServerFaults);
@@ -203,22 +209,47 @@ public final class InProcessCluster
                     }
                 })
                 .run(args.toArray(String[]::new));
+        nodes.set(i, node);
+    }
+
+    /**
+     * Adds a node that joins the running cluster by itself: its own port and data dir, {@code dht.nodes} naming only
+     * node 0 as the seed (so it is not among them), and {@code settings} over the cluster's; started at once and on
+     * every later {@link #start(int)} with the same settings. Returns its index.
+     */
+    public int add(Map<String, String> settings) {
+        int i = nodes.size();
+        try {
+            urls.add(URI.create("http://localhost:" + NodeProcess.freePorts(1).get(0)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        dataDirs.add(root.resolve("node-" + i));
+        faults.add(new ReplicaFaults());
+        serverFaults.add(new ServerFaults());
+        nodes.add(null);
+        Map<String, String> own = new LinkedHashMap<>();
+        own.put("dht.nodes", urls.get(0).toString());
+        own.putAll(settings);
+        ownSettings.put(i, own);
+        start(i);
+        return i;
     }
 
     /** Stops node {@code i}, keeping its data dir. */
     public void stop(int i) {
-        if (nodes[i] != null) {
-            nodes[i].close();
-            nodes[i] = null;
+        if (nodes.get(i) != null) {
+            nodes.get(i).close();
+            nodes.set(i, null);
         }
     }
 
     /** Starts every stopped node and clears all injected faults. */
     public void restoreAll() {
-        for (int i = 0; i < nodes.length; i++) {
+        for (int i = 0; i < nodes.size(); i++) {
             faults.get(i).clear();
             serverFaults.get(i).clear();
-            if (nodes[i] == null) {
+            if (nodes.get(i) == null) {
                 start(i);
             }
         }
@@ -241,7 +272,7 @@ public final class InProcessCluster
 
     /** Number of nodes. */
     public int size() {
-        return nodes.length;
+        return nodes.size();
     }
 
     /** The fault injector on node {@code i}'s replica client. */
@@ -256,7 +287,7 @@ public final class InProcessCluster
 
     /** A bean of running node {@code i}. */
     public <T> T bean(int i, Class<T> type) {
-        return nodes[i].getBean(type);
+        return nodes.get(i).getBean(type);
     }
 
     /** What node {@code i} stores locally for {@code id} (reads its repository directly), or null. */
@@ -267,8 +298,8 @@ public final class InProcessCluster
     /** Number of running nodes whose local store holds a live value for {@code id}. */
     public long copiesOf(String id) {
         long copies = 0;
-        for (int i = 0; i < nodes.length; i++) {
-            Record record = nodes[i] == null ? null : storedAt(i, id);
+        for (int i = 0; i < nodes.size(); i++) {
+            Record record = nodes.get(i) == null ? null : storedAt(i, id);
             if (record != null && !record.isTombstone()) {
                 copies++;
             }
@@ -278,7 +309,7 @@ public final class InProcessCluster
 
     @Override
     public void close() {
-        for (int i = 0; i < nodes.length; i++) {
+        for (int i = 0; i < nodes.size(); i++) {
             stop(i);
         }
     }

@@ -24,6 +24,7 @@ import reactor.core.publisher.Mono;
 public final class ServerFaults implements WebFilter, Ordered {
     private final AtomicReference<Duration> replicaRequestDelay = new AtomicReference<>();
     private volatile boolean stallRanges;
+    private volatile boolean holdMembershipStreams;
 
     /** Delays the handling of every replica request this node receives by {@code delay}. */
     public void delayReplicaRequests(Duration delay) {
@@ -39,16 +40,29 @@ public final class ServerFaults implements WebFilter, Ordered {
         stallRanges = true;
     }
 
+    /**
+     * Holds every membership stream this node serves ({@code /internal/cluster/stream}) unanswered until
+     * {@link #clear()}: a change stays in its streaming phase.
+     */
+    public void holdMembershipStreams() {
+        holdMembershipStreams = true;
+    }
+
     /** Removes all faults. */
     public void clear() {
         replicaRequestDelay.set(null);
         stallRanges = false;
+        holdMembershipStreams = false;
     }
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         if (stallRanges && exchange.getRequest().getPath().value().startsWith("/internal/range")) {
             return chain.filter(exchange.mutate().response(new StallingResponse(exchange.getResponse())).build());
+        }
+        if (holdMembershipStreams && exchange.getRequest().getPath().value().startsWith("/internal/cluster/stream")) {
+            return Flux.interval(Duration.ofMillis(50)).filter(tick -> !holdMembershipStreams).next()
+                    .then(chain.filter(exchange));
         }
         Duration delay = replicaRequestDelay.get();
         if (delay == null || !exchange.getRequest().getPath().value().startsWith("/internal/")) {

@@ -1,7 +1,7 @@
 package dev.dht.peer.server;
 
 import dev.dht.api.RequestParameters;
-import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.repair.MerkleTree;
@@ -26,12 +26,12 @@ import reactor.core.publisher.Mono;
  */
 public final class InternalRepairHandler {
     private final RepairScan scan;
-    private final ClusterTopology topology;
+    private final Membership membership;
 
-    /** @param topology the cluster, to which the {@code peer} parameter must name another node */
-    public InternalRepairHandler(RepairScan scan, ClusterTopology topology) {
+    /** @param membership the cluster, of which the {@code peer} parameter must name another member */
+    public InternalRepairHandler(RepairScan scan, Membership membership) {
         this.scan = scan;
-        this.topology = topology;
+        this.membership = membership;
     }
 
     /** 200 with {@link MerkleTree#toBytes()} of the records shared with {@code peer}. */
@@ -60,12 +60,12 @@ public final class InternalRepairHandler {
         } catch (IllegalArgumentException e) {
             throw new BadRequestException("peer " + url + " is not a URL");
         }
-        for (Node node : topology.nodes()) {
+        for (Node node : membership.placement().members()) {
             if (!node.self() && node.url().equals(uri)) {
                 return node;
             }
         }
-        throw new BadRequestException("peer " + url + " is not another node of dht.nodes");
+        throw new BadRequestException("peer " + url + " is not another member of the cluster");
     }
 
     private static BitSet segments(String text) {

@@ -1,6 +1,6 @@
 package dev.dht.peer.server;
 
-import dev.dht.cluster.ClusterTopology;
+import dev.dht.cluster.Membership;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerEndpoint;
 import dev.dht.repair.RepairScan;
@@ -25,14 +25,22 @@ public final class PeerRoutes {
     /**
      * @param maxValueBytes {@code dht.max-value-size}, bytes: a record body may be this plus its header
      * @param clusterSecret {@code dht.cluster-secret}: requests without it get 403 ({@link ClusterSecretFilter})
+     * @param cluster       the membership endpoints
+     * @param epochs        brings this node's view up to a sender's newer epoch before a request is served
      */
     public static RouterFunction<ServerResponse> routes(LocalStore store, RebuildGate rebuild, RepairScan repairScan,
-                                                        ClusterTopology topology, int maxValueBytes,
+                                                        Membership membership, InternalClusterHandler cluster,
+                                                        ClusterEpochFilter epochs, int maxValueBytes,
                                                         String clusterSecret) {
         int maxRecord = maxValueBytes + Record.MAX_HEADER_BYTES;
         InternalRecordHandler records = new InternalRecordHandler(store, rebuild, new RequestBodyReader(maxRecord));
-        InternalRepairHandler repair = new InternalRepairHandler(repairScan, topology);
+        InternalRepairHandler repair = new InternalRepairHandler(repairScan, membership);
         return RouterFunctions.route()
+                .route(on(PeerEndpoint.VIEW), cluster::view)
+                .route(on(PeerEndpoint.PROPOSE_VIEW), cluster::propose)
+                .route(on(PeerEndpoint.STREAM), cluster::stream)
+                .route(on(PeerEndpoint.PULL), cluster::pull)
+                .route(on(PeerEndpoint.CLEANUP), cluster::cleanup)
                 .route(on(PeerEndpoint.REPAIR_TREE), repair::tree)
                 .route(on(PeerEndpoint.REPAIR_RECORDS), repair::records)
                 .route(on(PeerEndpoint.READ), records::read)
@@ -40,6 +48,7 @@ public final class PeerRoutes {
                 .route(on(PeerEndpoint.WRITE_BATCH), records::writeBatch)
                 .route(on(PeerEndpoint.READ_BATCH), records::readBatch)
                 .route(on(PeerEndpoint.RANGE), records::range)
+                .filter(epochs)
                 .filter(new ClusterSecretFilter(clusterSecret))
                 .build();
     }

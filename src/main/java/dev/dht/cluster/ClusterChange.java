@@ -1,0 +1,31 @@
+package dev.dht.cluster;
+
+import java.net.URI;
+import java.util.Objects;
+
+/**
+ * The membership change a {@link ClusterView} is in the middle of: one at a time, cluster-wide.
+ *
+ * @param kind  join, decommission or removenode
+ * @param node  the node that joins or leaves
+ * @param phase where the change stands
+ */
+public record ClusterChange(ChangeKind kind, URI node, ChangePhase phase) {
+
+    /** @throws NullPointerException if a part is null */
+    public ClusterChange {
+        Objects.requireNonNull(kind, "kind");
+        Objects.requireNonNull(node, "node");
+        Objects.requireNonNull(phase, "phase");
+    }
+
+    /** The state of {@link #node()} while the change runs: JOINING for a join, LEAVING otherwise. */
+    public MemberState memberState() {
+        return kind == ChangeKind.JOIN ? MemberState.JOINING : MemberState.LEAVING;
+    }
+
+    /** True once reads use the new replica sets (the change can no longer be aborted). */
+    public boolean readsNew() {
+        return phase == ChangePhase.WRITE_BOTH_READ_NEW;
+    }
+}

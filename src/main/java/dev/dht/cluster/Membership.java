@@ -1,0 +1,192 @@
+package dev.dht.cluster;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Consumer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+
+/**
+ * The cluster view this node acts on now, and its placement: every client request, hint, repair and stream takes
+ * the current {@link Placement} when it starts. A newer view is {@link #adopt adopted} (stored durably first, then
+ * used), never an older one, so the epoch a node acts on only grows, across restarts too.
+ *
+ * <p>Requests coordinated under a view are counted ({@link #enter}, {@link Ticket#exit}), so a node can tell when
+ * the last request placed under an older epoch finished ({@link #drained}); a phase of a membership change is
+ * entered only after every member adopted it and drained the one before.
+ *
+ * <p>A node that is no member of its current view either has not joined yet (no view of its own: epoch 0) or has
+ * left; it serves no client requests ({@link #isMember()}). Thread-safe; {@link #adopt} blocks on the view file
+ * (fsync) and must not run on an event loop, everything else never blocks.
+ */
+public final class Membership {
+    private static final Logger log = LoggerFactory.getLogger(Membership.class);
+    /** How often {@link #drained} looks at the counts. */
+    private static final Duration DRAIN_POLL = Duration.ofMillis(5);
+
+    private final URI self;
+    private final ClusterViewFile file;
+    private final List<Consumer<Placement>> listeners = new CopyOnWriteArrayList<>();
+    private final List<Ticket> retired = new CopyOnWriteArrayList<>();
+    private volatile Ticket current;
+
+    /**
+     * @param self    this node's base URL ({@code dht.self})
+     * @param initial the view to start with: the stored one, a new cluster's first, or (epoch 0, not stored) the
+     *                seeds' membership of a node that has yet to join
+     * @param file    where adopted views are stored; null: nowhere (tests)
+     */
+    public Membership(URI self, ClusterView initial, ClusterViewFile file) {
+        this.self = Objects.requireNonNull(self, "self");
+        this.file = file;
+        this.current = new Ticket(new Placement(initial, self));
+    }
+
+    /**
+     * A membership of {@code nodes}, all {@code NORMAL}, that is never stored (tests, tools); the replication factor
+     * is the number of nodes.
+     */
+    public static Membership fixed(URI self, List<URI> nodes) {
+        return new Membership(self, ClusterView.initial(nodes, nodes.size()), null);
+    }
+
+    /** {@link #fixed(URI, List)} of {@code topology}'s nodes, as its self sees them. */
+    public static Membership fixed(ClusterTopology topology) {
+        return fixed(topology.self().url(), topology.nodes().stream().map(Node::url).toList());
+    }
+
+    /** This node's base URL. */
+    public URI self() {
+        return self;
+    }
+
+    /** The current view. */
+    public ClusterView view() {
+        return current.placement.view();
+    }
+
+    /** The current view's placement. */
+    public Placement placement() {
+        return current.placement;
+    }
+
+    /** The current epoch (0 before a joining node has a view of its own). */
+    public long epoch() {
+        return current.placement.view().epoch();
+    }
+
+    /** True if this node is a member of its current view, in any state. */
+    public boolean isMember() {
+        return current.placement.self() != null;
+    }
+
+    /** True if this node is a {@link MemberState#NORMAL} member: it has joined and is not leaving. */
+    public boolean isNormalMember() {
+        return view().state(self).orElse(null) == MemberState.NORMAL;
+    }
+
+    /**
+     * The current placement, counted as in use by one more coordinated request until {@link Ticket#exit}. Never
+     * blocks.
+     */
+    public Ticket enter() {
+        Ticket ticket = current;
+        ticket.inFlight.increment();
+        return ticket;
+    }
+
+    /**
+     * Makes {@code next} the current view if it is newer than the current one: stores it durably (if this node is a
+     * member of it, or was one of the view it replaces), then switches, logs the phase and tells the listeners.
+     * Blocks on the file: never call it on an event loop.
+     *
+     * @return true if adopted, false if {@code next} is not newer
+     * @throws java.io.UncheckedIOException if the view cannot be stored (the current view stays)
+     */
+    public synchronized boolean adopt(ClusterView next) {
+        Ticket previous = current;
+        if (next.epoch() <= previous.placement.view().epoch()) {
+            return false;
+        }
+        if (file != null && (next.isMember(self) || previous.placement.self() != null)) {
+            file.write(next);
+        }
+        Ticket ticket = new Ticket(new Placement(next, self));
+        current = ticket;
+        retired.add(previous);
+        log.info("cluster view epoch {}: {}", next.epoch(), describe(next));
+        for (Consumer<Placement> listener : listeners) {
+            try {
+                listener.accept(ticket.placement);
+            } catch (RuntimeException e) {
+                log.error("a cluster view listener failed at epoch {}", next.epoch(), e);
+            }
+        }
+        return true;
+    }
+
+    /** Calls {@code listener} with every placement adopted from now on, on the adopting thread (it may block). */
+    public void onChange(Consumer<Placement> listener) {
+        listeners.add(listener);
+    }
+
+    /**
+     * Completes once every request this node entered under an epoch below {@code epoch} has exited, or after
+     * {@code limit} (logged): a request that hangs must not stop the cluster's membership for good. Polls; never
+     * blocks a thread.
+     */
+    public Mono<Void> drained(long epoch, Duration limit) {
+        return Flux.interval(Duration.ZERO, DRAIN_POLL)
+                .filter(tick -> {
+                    retired.removeIf(ticket -> ticket.inFlight.sum() == 0);
+                    return retired.stream().noneMatch(ticket -> ticket.placement.view().epoch() < epoch);
+                })
+                .next()
+                .then()
+                .timeout(limit, Mono.fromRunnable(() -> log.warn(
+                        "requests coordinated under epochs before {} still run after {} ms; going on", epoch,
+                        limit.toMillis())));
+    }
+
+    /** One line for the log: members and states, and the change with its phase. */
+    public static String describe(ClusterView view) {
+        StringBuilder line = new StringBuilder();
+        for (Member member : view.members()) {
+            line.append(line.isEmpty() ? "" : ", ").append(member.node().getHost()).append(':')
+                    .append(member.node().getPort());
+            if (member.state() != MemberState.NORMAL) {
+                line.append(' ').append(member.state());
+            }
+        }
+        ClusterChange change = view.change();
+        line.append(change == null ? "; no change in progress"
+                : "; " + change.kind().token() + " of " + change.node() + ", phase " + change.phase().token());
+        return line.toString();
+    }
+
+    /** The placement of one epoch and the number of requests coordinated under it that have not exited yet. */
+    public static final class Ticket {
+        private final Placement placement;
+        private final LongAdder inFlight = new LongAdder();
+
+        private Ticket(Placement placement) {
+            this.placement = placement;
+        }
+
+        /** The placement the request uses from start to end. */
+        public Placement placement() {
+            return placement;
+        }
+
+        /** The request is done (answered, failed or cancelled); call exactly once per {@link #enter}. */
+        public void exit() {
+            inFlight.decrement();
+        }
+    }
+}

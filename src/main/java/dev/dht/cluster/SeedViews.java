@@ -1,0 +1,71 @@
+package dev.dht.cluster;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Asks the seeds for the cluster's view at start-up, before the node's own beans exist: so a node listed in
+ * {@code dht.nodes} whose data dir holds no view (a new volume, a wiped disk) finds out whether the cluster already
+ * runs, and joins it or takes its view, instead of starting a second cluster of its own. One
+ * {@code GET /internal/cluster/view} per seed (with the cluster secret), each within {@link #TIMEOUT}.
+ *
+ * <p>Blocking (the JDK's HTTP client): start-up only, never on an event loop.
+ */
+public final class SeedViews {
+    /** Longest wait for one seed: a seed that is not up yet must not hold a new cluster's start for long. */
+    static final Duration TIMEOUT = Duration.ofSeconds(1);
+    private static final Logger log = LoggerFactory.getLogger(SeedViews.class);
+    private final String secret;
+    private final String viewPath;
+    private final String secretHeader;
+
+    /**
+     * @param secret       {@code dht.cluster-secret}
+     * @param viewPath     the path of the view endpoint
+     * @param secretHeader the header that carries the secret
+     */
+    public SeedViews(String secret, String viewPath, String secretHeader) {
+        this.secret = secret;
+        this.viewPath = viewPath;
+        this.secretHeader = secretHeader;
+    }
+
+    /** The view of the first of {@code seeds} (but {@code self}) that answers one with an epoch of 1 or more. */
+    public Optional<ClusterView> first(List<URI> seeds, URI self) {
+        if (secret == null || secret.isBlank()) {
+            return Optional.empty();
+        }
+        HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+        for (URI seed : seeds) {
+            if (seed.equals(self)) {
+                continue;
+            }
+            try {
+                HttpResponse<String> answer = client.send(HttpRequest.newBuilder(URI.create(seed + viewPath))
+                        .timeout(TIMEOUT).header(secretHeader, secret).GET().build(),
+                        HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
+                if (answer.statusCode() == 200) {
+                    ClusterView view = ClusterViewFile.decode(answer.body());
+                    if (view.epoch() >= 1) {
+                        return Optional.of(view);
+                    }
+                }
+            } catch (IOException | IllegalArgumentException e) {
+                log.debug("seed {} gave no view: {}", seed, e.toString());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return Optional.empty();
+            }
+        }
+        return Optional.empty();
+    }
+}

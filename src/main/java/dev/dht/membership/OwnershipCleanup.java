@@ -1,0 +1,182 @@
+package dev.dht.membership;
+
+import dev.dht.cluster.Membership;
+import dev.dht.cluster.Placement;
+import dev.dht.node.DurableFile;
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.LocalStore;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+import reactor.util.retry.Retry;
+
+/**
+ * Cleanup after a membership change (Cassandra's {@code nodetool cleanup}, ScyllaDB's automatic cleanup): every
+ * record this node holds but no longer replicates under the view the change ended in is deleted without a
+ * tombstone ({@link LocalStore#purgeAll}), so a former owner never brings back a key its owners deleted once their
+ * tombstone is collected (scylla#12220). Pending from the moment a change ends ({@value #FILE_NAME} in the data
+ * dir, so a restart resumes it) until the pass completes; a pending cleanup on any member refuses the next change.
+ *
+ * <p>The pass starts when the change's driver says every member took the ending view ({@link #startAfter}): until
+ * then another member may still complete a write it placed under the change, on this node as an old replica, and a
+ * pass that had passed that key would leave it. If that word never comes (the driver died), the pass starts
+ * {@link #FALLBACK_DELAY} after the view, when every such write has long ended.
+ *
+ * <p>Paced at {@code records-per-second} records read, on the storage threads with backpressure, in the background.
+ * Meters: Counter {@code dht.cleanup.records} (records deleted), Gauge {@code dht.cleanup.pending} (1 while pending).
+ */
+public final class OwnershipCleanup {
+    /** The marker file's name in {@code dht.data-dir}. */
+    static final String FILE_NAME = "dht-cleanup-pending";
+    static final int BATCH = 256;
+    /** When a pass starts without the driver's word: far beyond any replica call of the change. */
+    static final Duration FALLBACK_DELAY = Duration.ofSeconds(60);
+    private static final Logger log = LoggerFactory.getLogger(OwnershipCleanup.class);
+    private static final byte[] FIRST_KEY = new byte[0];
+
+    private final Membership membership;
+    private final LocalStore store;
+    private final Path marker;
+    private final int recordsPerSecond;
+    private final Counter purged;
+    private volatile boolean pending;
+    private Disposable running;
+    private Disposable fallback;
+
+    /**
+     * @param recordsPerSecond records read per second at most (at least 1)
+     */
+    public OwnershipCleanup(Membership membership, LocalStore store, Path dataDir, int recordsPerSecond,
+                            MeterRegistry registry) {
+        this.membership = membership;
+        this.store = store;
+        this.marker = dataDir.resolve(FILE_NAME);
+        this.recordsPerSecond = Math.max(1, recordsPerSecond);
+        this.pending = Files.exists(marker);
+        this.purged = Counter.builder("dht.cleanup.records")
+                .description("records deleted because this node no longer replicates them after a membership change")
+                .register(registry);
+        Gauge.builder("dht.cleanup.pending", this, cleanup -> cleanup.pending ? 1 : 0)
+                .description("1 while this node still has to drop records it no longer replicates").register(registry);
+    }
+
+    /** True from the end of a change until this node's cleanup pass completed. */
+    public boolean isPending() {
+        return pending;
+    }
+
+    /**
+     * Marks cleanup pending, durably, for the view just adopted; the pass starts on the driver's word
+     * ({@link #startAfter}) or after {@link #FALLBACK_DELAY}. A pass running for an older view stops. Blocks on the
+     * marker file: call off event loops.
+     */
+    public synchronized void schedule() {
+        try {
+            DurableFile.replace(marker, Long.toString(membership.epoch()).getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + marker, e);
+        }
+        pending = true;
+        stop();
+        long epoch = membership.epoch();
+        fallback = Mono.delay(FALLBACK_DELAY).subscribe(tick -> startAfter(epoch));
+    }
+
+    /**
+     * Every member took the view of {@code epoch}: starts the pass if this node holds that view and its cleanup is
+     * pending (otherwise nothing). Never blocks.
+     */
+    public synchronized void startAfter(long epoch) {
+        if (membership.epoch() == epoch && running == null) {
+            start();
+        }
+    }
+
+    /**
+     * Starts a pass if one is pending (at start-up, for a pass a restart interrupted: the change ended before the
+     * restart, so nothing placed under it is still in flight). A running pass starts over.
+     */
+    public synchronized void start() {
+        if (!pending) {
+            return;
+        }
+        if (running != null) {
+            running.dispose();
+        }
+        running = pass()
+                .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, Duration.ofSeconds(5))
+                        .doBeforeRetry(retry -> log.warn("cleanup failed ({}); again in 5 s", retry.failure().toString())))
+                .subscribe();
+    }
+
+    /** Stops a pass in progress (shutdown); it resumes at the next start. */
+    public synchronized void stop() {
+        if (running != null) {
+            running.dispose();
+            running = null;
+        }
+        if (fallback != null) {
+            fallback.dispose();
+            fallback = null;
+        }
+    }
+
+    private Mono<Void> pass() {
+        return Mono.defer(() -> {
+            Placement placement = membership.placement();
+            if (placement.self() == null || placement.changing()) {
+                return Mono.empty(); // not a member (left: emptied by hand), or the next change's own cleanup follows
+            }
+            long started = System.nanoTime();
+            AtomicLong deleted = new AtomicLong();
+            Duration perBatch = Duration.ofNanos(1_000_000_000L * BATCH / recordsPerSecond);
+            return store.range(FIRST_KEY, null)
+                    .limitRate(BATCH)
+                    .buffer(BATCH)
+                    .concatMap(batch -> {
+                        List<KeyedRecord> notOwned = batch.stream().filter(entry -> !owned(placement, entry)).toList();
+                        Mono<Integer> purge = notOwned.isEmpty() ? Mono.just(0) : store.purgeAll(notOwned);
+                        return purge.doOnNext(count -> {
+                            deleted.addAndGet(count);
+                            purged.increment(count);
+                        }).then(Mono.delay(perBatch));
+                    }, 1)
+                    .then(Mono.fromRunnable(() -> finished(placement.view().epoch(), deleted.get(), started))
+                            .subscribeOn(Schedulers.boundedElastic()))
+                    .then();
+        });
+    }
+
+    private synchronized void finished(long epoch, long deleted, long startedNanos) {
+        if (membership.epoch() != epoch) {
+            return; // a newer view came during the pass: its own pass runs
+        }
+        try {
+            Files.deleteIfExists(marker);
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + marker, e);
+        }
+        pending = false;
+        log.info("cleanup after the change to epoch {}: {} records this node no longer replicates deleted in {} s",
+                epoch, deleted, Duration.ofNanos(System.nanoTime() - startedNanos).toSeconds());
+    }
+
+    /** True if this node is among the replicas of {@code entry}'s key under {@code placement}. */
+    private static boolean owned(Placement placement, KeyedRecord entry) {
+        return RecordStreaming.contains(placement.newReplicasAtMost(entry.key(),
+                RecordStreaming.fromOf(entry.record(), placement)), placement.self());
+    }
+}

@@ -1,0 +1,99 @@
+package dev.dht.membership;
+
+import dev.dht.node.DurableFile;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Base64;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * How far this node got pulling the records it gains in one change ({@value #FILE_NAME} in the data dir): per
+ * source node, the last key stored, so a node killed mid-stream and restarted asks each source only for the keys
+ * after it. Each source sends in key order and the checkpoint is written only after the records before it are
+ * stored, so nothing is skipped. Kept for the streaming epoch it names; another epoch starts afresh.
+ *
+ * <p>Format, text lines: {@code epoch N}, then {@code source URL KEY} with the key in unpadded base64url
+ * ({@code -} for none yet) and {@code done} appended once that source finished. Blocking file I/O: call off event
+ * loops. Not thread-safe: one pull at a time owns it.
+ */
+final class StreamProgress {
+    /** The file's name in {@code dht.data-dir}. */
+    static final String FILE_NAME = "dht-stream-progress";
+    private final Path file;
+    private final long epoch;
+    private final Map<URI, byte[]> lastKeys = new LinkedHashMap<>();
+    private final Map<URI, Boolean> done = new LinkedHashMap<>();
+
+    private StreamProgress(Path file, long epoch) {
+        this.file = file;
+        this.epoch = epoch;
+    }
+
+    /** The progress stored in {@code dataDir} for {@code epoch}, or none if it is absent or of another epoch. */
+    static StreamProgress load(Path dataDir, long epoch) {
+        StreamProgress progress = new StreamProgress(dataDir.resolve(FILE_NAME), epoch);
+        if (!Files.exists(progress.file)) {
+            return progress;
+        }
+        try {
+            String[] lines = Files.readString(progress.file, StandardCharsets.UTF_8).split("\n");
+            if (lines.length == 0 || !lines[0].equals("epoch " + epoch)) {
+                return progress;
+            }
+            for (int i = 1; i < lines.length; i++) {
+                String[] words = lines[i].split(" ");
+                if (words.length >= 3 && words[0].equals("source")) {
+                    URI source = URI.create(words[1]);
+                    progress.lastKeys.put(source, words[2].equals("-") ? null : Base64.getUrlDecoder().decode(words[2]));
+                    progress.done.put(source, words.length > 3 && words[3].equals("done"));
+                }
+            }
+        } catch (IOException | IllegalArgumentException e) {
+            return new StreamProgress(progress.file, epoch); // unreadable: stream everything again, which is safe
+        }
+        return progress;
+    }
+
+    /** The last key stored from {@code source}, or null to start from the first. */
+    byte[] after(URI source) {
+        return lastKeys.get(source);
+    }
+
+    /** True if everything {@code source} had to send is stored. */
+    boolean isDone(URI source) {
+        return done.getOrDefault(source, false);
+    }
+
+    /** Records that every key of {@code source} up to {@code lastKey} is stored, durably. */
+    void stored(URI source, byte[] lastKey) {
+        lastKeys.put(source, lastKey);
+        write();
+    }
+
+    /** Records that {@code source} finished, durably. */
+    void finished(URI source) {
+        lastKeys.putIfAbsent(source, null);
+        done.put(source, true);
+        write();
+    }
+
+    private void write() {
+        StringBuilder text = new StringBuilder("epoch ").append(epoch).append('\n');
+        for (Map.Entry<URI, byte[]> entry : lastKeys.entrySet()) {
+            byte[] key = entry.getValue();
+            text.append("source ").append(entry.getKey()).append(' ')
+                    .append(key == null ? "-" : Base64.getUrlEncoder().withoutPadding().encodeToString(key))
+                    .append(done.getOrDefault(entry.getKey(), false) ? " done" : "").append('\n');
+        }
+        try {
+            DurableFile.replace(file, text.toString().getBytes(StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write " + file, e);
+        }
+    }
+}

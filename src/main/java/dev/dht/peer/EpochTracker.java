@@ -1,0 +1,37 @@
+package dev.dht.peer;
+
+import dev.dht.cluster.Node;
+import java.net.URI;
+
+/**
+ * What {@link PeerClient} needs of this node's cluster view: the epoch it sends on every internal request
+ * ({@link InternalProtocol#EPOCH_HEADER}), and where to report a peer whose answer carried a higher one (the node
+ * then fetches that peer's view). Implementations must not block.
+ */
+public interface EpochTracker {
+    /** No view at all: epoch 0 sent, higher epochs ignored (tests, tools). */
+    EpochTracker NONE = new EpochTracker() {
+        @Override
+        public long epoch() {
+            return 0;
+        }
+
+        @Override
+        public URI self() {
+            return null;
+        }
+
+        @Override
+        public void newerEpochSeen(Node peer, long epoch) {
+        }
+    };
+
+    /** The epoch of this node's current view. */
+    long epoch();
+
+    /** This node's base URL, sent in {@link InternalProtocol#SENDER_HEADER}; null to send none. */
+    URI self();
+
+    /** {@code peer} answered with {@code epoch}, higher than {@link #epoch()}. Must return at once. */
+    void newerEpochSeen(Node peer, long epoch);
+}

@@ -1,0 +1,83 @@
+package dev.dht.peer.server;
+
+import dev.dht.peer.InternalProtocol;
+import java.net.URI;
+import java.util.function.BiFunction;
+import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.HandlerFilterFunction;
+import org.springframework.web.reactive.function.server.HandlerFunction;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * Keeps a node's cluster view at least as new as that of any node that sends it an internal request: a request
+ * whose {@link InternalProtocol#EPOCH_HEADER} is above this node's epoch waits until this node has fetched and
+ * adopted the sender's view ({@link InternalProtocol#SENDER_HEADER}); then it is served. Every answer carries this
+ * node's epoch, so a sender that is behind learns it; a sender that is behind and no member of this node's view (a node
+ * removed while it was down) gets 409 instead of being served. A failed fetch fails the request (the sender retries, or
+ * treats it as a failed replica call). Never blocks: the fetch is asynchronous.
+ */
+public final class ClusterEpochFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
+    private final LongSupplier epoch;
+    private final BiFunction<URI, Long, Mono<Void>> catchUp;
+    private final Predicate<URI> isMember;
+
+    /**
+     * @param epoch    this node's current epoch
+     * @param catchUp  fetches and adopts the view of the node at the URI, up to at least the epoch given
+     * @param isMember whether a node is a member of this node's current view
+     */
+    public ClusterEpochFilter(LongSupplier epoch, BiFunction<URI, Long, Mono<Void>> catchUp, Predicate<URI> isMember) {
+        this.epoch = epoch;
+        this.catchUp = catchUp;
+        this.isMember = isMember;
+    }
+
+    @Override
+    public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
+        long theirs = parse(request.headers().firstHeader(InternalProtocol.EPOCH_HEADER));
+        String sender = request.headers().firstHeader(InternalProtocol.SENDER_HEADER);
+        Mono<ServerResponse> serve = Mono.defer(() -> {
+            request.exchange().getResponse().getHeaders().set(InternalProtocol.EPOCH_HEADER,
+                    Long.toString(epoch.getAsLong()));
+            return next.handle(request);
+        });
+        if (sender == null || isViewRequest(request)) {
+            return serve;
+        }
+        URI from;
+        try {
+            from = URI.create(sender);
+        } catch (IllegalArgumentException e) {
+            return serve;
+        }
+        long ours = epoch.getAsLong();
+        if (theirs < ours && ours > 0 && !isMember.test(from)) {
+            // a node removed while it was down, back with its old view: it learns of its removal from this answer
+            return ServerResponse.status(HttpStatus.CONFLICT).contentType(MediaType.TEXT_PLAIN)
+                    .header(InternalProtocol.EPOCH_HEADER, Long.toString(ours))
+                    .bodyValue(from + " is no member of the cluster at epoch " + ours + "\n");
+        }
+        return theirs > ours ? catchUp.apply(from, theirs).then(serve) : serve;
+    }
+
+    /** Requests that carry or ask for views themselves need no catching up first. */
+    private static boolean isViewRequest(ServerRequest request) {
+        return request.path().startsWith(InternalProtocol.VIEW_PATH);
+    }
+
+    private static long parse(String header) {
+        if (header == null) {
+            return 0;
+        }
+        try {
+            return Long.parseLong(header);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+}

@@ -1,0 +1,122 @@
+package dev.dht.peer.server;
+
+import dev.dht.api.RequestParameters;
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.ClusterViewFile;
+import dev.dht.cluster.Membership;
+import dev.dht.cluster.Node;
+import dev.dht.membership.ChangeRefusedException;
+import dev.dht.membership.OwnershipCleanup;
+import dev.dht.membership.RecordStreaming;
+import dev.dht.membership.ViewExchange;
+import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.RangeFrameCodec;
+import dev.dht.web.BadRequestException;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.BodyInserters;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * The serving side of membership: {@code /internal/cluster/view} (read, propose) and {@code /internal/cluster/stream}
+ * (the records a node gains; a pull of them), see {@link dev.dht.peer.PeerEndpoint}. A refused proposal or stream is
+ * 409 with one line; a malformed view or parameter is 400. Views are stored on the bounded-elastic scheduler and
+ * records scanned on the storage threads; never blocks an event loop.
+ */
+public final class InternalClusterHandler {
+    private final Membership membership;
+    private final ViewExchange exchange;
+    private final RecordStreaming streaming;
+    private final OwnershipCleanup cleanup;
+
+    public InternalClusterHandler(Membership membership, ViewExchange exchange, RecordStreaming streaming,
+                                  OwnershipCleanup cleanup) {
+        this.membership = membership;
+        this.exchange = exchange;
+        this.streaming = streaming;
+        this.cleanup = cleanup;
+    }
+
+    /** 200 with this node's view, and whether its cleanup is pending. */
+    public Mono<ServerResponse> view(ServerRequest request) {
+        return text(HttpStatus.OK, ClusterViewFile.encode(membership.view()));
+    }
+
+    /** Takes a proposed view: 200 with the view held afterwards, 409 if refused, 400 if malformed. */
+    public Mono<ServerResponse> propose(ServerRequest request) {
+        Long expect = request.queryParam("expect").map(InternalClusterHandler::epoch).orElse(null);
+        return request.bodyToMono(String.class)
+                .switchIfEmpty(Mono.error(() -> new BadRequestException("a cluster view is required")))
+                .map(InternalClusterHandler::decode)
+                .flatMap(view -> exchange.accept(view, expect))
+                .flatMap(view -> text(HttpStatus.OK, ClusterViewFile.encode(view)))
+                .onErrorResume(ChangeRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()));
+    }
+
+    /** 200 streaming the records {@code peer} gains from this node as range frames; 409 without a change. */
+    public Mono<ServerResponse> stream(ServerRequest request) {
+        Node peer = new Node(url(RequestParameters.required(request, "peer")), false);
+        long epoch = epoch(RequestParameters.required(request, "epoch"));
+        byte[] after = request.queryParam("after").map(key -> key.getBytes(StandardCharsets.UTF_8)).orElse(null);
+        try {
+            return ServerResponse.ok()
+                    .contentType(MediaType.APPLICATION_OCTET_STREAM)
+                    .body(BodyInserters.fromDataBuffers(RangeFrameCodec.encode(streaming.outgoing(peer, epoch, after),
+                            DefaultDataBufferFactory.sharedInstance)));
+        } catch (ChangeRefusedException refused) {
+            return text(HttpStatus.CONFLICT, refused.getMessage());
+        }
+    }
+
+    /** Pulls what this node gains: 200 once stored, 409 without a change. */
+    public Mono<ServerResponse> pull(ServerRequest request) {
+        long epoch = epoch(RequestParameters.required(request, "epoch"));
+        return streaming.pullAll(epoch)
+                .then(text(HttpStatus.OK, "pulled"))
+                .onErrorResume(ChangeRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()));
+    }
+
+    /** Starts this node's cleanup after the change that ended at {@code epoch}: 200. */
+    public Mono<ServerResponse> cleanup(ServerRequest request) {
+        cleanup.startAfter(epoch(RequestParameters.required(request, "epoch")));
+        return text(HttpStatus.OK, "cleanup " + (cleanup.isPending() ? "running" : "done"));
+    }
+
+    private Mono<ServerResponse> text(HttpStatus status, String body) {
+        return ServerResponse.status(status)
+                .contentType(MediaType.TEXT_PLAIN)
+                .header(InternalProtocol.CLEANUP_PENDING_HEADER, Boolean.toString(cleanup.isPending()))
+                .bodyValue(body.endsWith("\n") ? body : body + "\n");
+    }
+
+    private static ClusterView decode(String text) {
+        try {
+            return ClusterViewFile.decode(text);
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("malformed cluster view: " + e.getMessage());
+        }
+    }
+
+    private static long epoch(String text) {
+        try {
+            return Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            throw new BadRequestException("epoch: not a number: " + text);
+        }
+    }
+
+    private static URI url(String text) {
+        try {
+            return Optional.of(URI.create(text)).filter(uri -> uri.getHost() != null)
+                    .orElseThrow(() -> new BadRequestException("peer " + text + " is not a URL"));
+        } catch (IllegalArgumentException e) {
+            throw new BadRequestException("peer " + text + " is not a URL");
+        }
+    }
+}
