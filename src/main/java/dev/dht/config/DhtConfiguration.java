@@ -1,6 +1,8 @@
 package dev.dht.config;
 
 import dev.dht.cluster.Membership;
+import dev.dht.cluster.Node;
+import dev.dht.cluster.Placement;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.membership.ViewExchange;
 import dev.dht.metrics.ClientRequestMetrics;
@@ -18,6 +20,7 @@ import dev.dht.replication.Replicas;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.FreeSpaceReserve;
+import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.FreeSpaceReserveRepository;
 import dev.dht.storage.LevelDbBackgroundThread;
 import dev.dht.storage.LevelDbRecordRepository;
@@ -221,7 +224,8 @@ public class DhtConfiguration {
         HintStore store = HintStore.open(properties.dataDir().resolve("hints"), properties.storage().engine(),
                 properties.storage().sync(), reserve);
         HintedHandoff handoff = new HintedHandoff(store, health, hints.enabled(), hints.window(),
-                hints.maxSize().toBytes(), hints.replayRate(), registry);
+                hints.maxSize().toBytes(), hints.replayRate(), (peer, hint) -> replicates(membership, peer, hint),
+                registry);
         if (membership.isMember()) { // a node yet to join has no view of its own to judge by
             handoff.dropHintsOfRemovedPeers(membership.placement().members());
         }
@@ -234,15 +238,36 @@ public class DhtConfiguration {
     }
 
     /**
-     * The replica of each node, made when a key is first placed on it: this node in-process, a peer over the
-     * internal protocol with its failed writes kept as hints ({@link HintedHandoff#hinting}) and its Gauge
-     * {@code dht.peer.up}.
+     * Whether {@code peer} is one of {@code hint}'s key's replicas under the current view: in its old or new set
+     * while a change runs ({@code from} capped at the members), as the record's write placed it.
+     */
+    private static boolean replicates(Membership membership, Node peer, KeyedRecord hint) {
+        Placement placement = membership.placement();
+        int size = Math.max(1, placement.size());
+        int from = hint.record().from() == 0 ? size : Math.min(hint.record().from(), size);
+        return contains(placement.oldReplicasAtMost(hint.key(), from), peer)
+                || contains(placement.newReplicasAtMost(hint.key(), from), peer);
+    }
+
+    private static boolean contains(List<Node> nodes, Node node) {
+        for (Node candidate : nodes) {
+            if (candidate.url().equals(node.url())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The replica of each member of the cluster view, made at start and when a view adds a member: this node
+     * in-process, a peer over the internal protocol with its failed writes kept as hints (replayed from then on,
+     * {@link HintedHandoff#hinting}) and its Gauge {@code dht.peer.up}.
      */
     @Bean
-    Replicas replicas(DhtProperties properties, LocalStore store, PeerClient peerClient, PeerHealth health,
-                      ReplicaCallMetrics callMetrics, HintedHandoff hintedHandoff, RebuildGate rebuildGate,
-                      MeterRegistry registry) {
-        return new Replicas(node -> {
+    Replicas replicas(DhtProperties properties, Membership membership, LocalStore store, PeerClient peerClient,
+                      PeerHealth health, ReplicaCallMetrics callMetrics, HintedHandoff hintedHandoff,
+                      RebuildGate rebuildGate, MeterRegistry registry) {
+        Replicas replicas = new Replicas(node -> {
             if (node.self()) {
                 return new LocalReplica(store, rebuildGate);
             }
@@ -252,6 +277,10 @@ public class DhtConfiguration {
                     Math.min(properties.replicaReadsInFlight(), properties.replicaPoolSize()),
                     stallThreshold(properties)));
         });
+        // every member's replica at once, as with every later view: its hints replay without waiting for a request
+        replicas.of(membership.placement().members());
+        membership.onChange(placement -> replicas.of(placement.members()));
+        return replicas;
     }
 
     /**

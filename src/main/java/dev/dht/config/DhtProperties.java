@@ -48,6 +48,8 @@ import org.springframework.util.unit.DataSize;
  *                               {@code nodetool cleanup}, run by itself). Default true; false keeps them, and a key
  *                               deleted on its owners can then come back from a former owner once its tombstone is
  *                               collected
+ * @param streamRate             records per second a node gaining keys in a membership change stores from one
+ *                               source, at most (Cassandra's stream throughput limit). Default 50000
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
@@ -74,7 +76,8 @@ public record DhtProperties(
         @DefaultValue Repair repair,
         @DefaultValue Tombstone tombstone,
         @DefaultValue("false") boolean rebuild,
-        @DefaultValue("true") boolean cleanup) {
+        @DefaultValue("true") boolean cleanup,
+        @DefaultValue("50000") int streamRate) {
 
     /** Validates every setting; see the record comment. */
     public DhtProperties {
@@ -94,6 +97,10 @@ public record DhtProperties(
         }
         if ((nodes.size() > 1 || !seen.contains(self)) && (clusterSecret == null || clusterSecret.isBlank())) {
             throw new InvalidSettingException("dht.cluster-secret", "must be set when dht.nodes lists another node");
+        }
+        if (streamRate < 1) {
+            throw new InvalidSettingException("dht.stream-rate", "must be at least 1 record per second, was "
+                    + streamRate);
         }
         if (replicationFactor < 1) {
             throw new InvalidSettingException("dht.replication-factor", "must be at least 1, was " + replicationFactor);

@@ -39,7 +39,8 @@ public class MembershipConfiguration {
     @Bean
     RecordStreaming recordStreaming(DhtProperties properties, Membership membership, LocalStore store,
                                     ObjectProvider<PeerClient> peerClient, MeterRegistry registry) {
-        return new RecordStreaming(membership, store, peerClient::getObject, properties.dataDir(), registry);
+        return new RecordStreaming(membership, store, peerClient::getObject, properties.dataDir(),
+                properties.streamRate(), registry);
     }
 
     /**

@@ -37,7 +37,8 @@ import reactor.util.retry.Retry;
  * source ({@link StreamProgress}), so a gainer killed and restarted asks for the rest only. A source that fails is
  * asked again every {@link #RETRY_DELAY} until the stream completes (the change waits; an operator can abort it).
  *
- * <p>Meters: Counters {@code dht.stream.records} and {@code dht.stream.bytes} (records stored here from sources,
+ * <p>Paced at {@code dht.stream-rate} records per second per source, so streaming takes a bounded share of the
+ * gainer's storage threads and disk while it serves clients. Meters: Counters {@code dht.stream.records} and {@code dht.stream.bytes} (records stored here from sources,
  * and their encoded bytes). Non-blocking; the checkpoint file is written on the bounded-elastic scheduler.
  */
 public final class RecordStreaming {
@@ -54,18 +55,23 @@ public final class RecordStreaming {
     private final LocalStore store;
     private final Supplier<PeerClient> peers;
     private final Path dataDir;
+    private final int recordsPerSecond;
     private final Counter records;
     private final Counter bytes;
     private final AtomicLong recordsOfChange = new AtomicLong();
     private final AtomicLong bytesOfChange = new AtomicLong();
 
-    /** @param dataDir where the checkpoint is kept ({@code dht.data-dir}) */
+    /**
+     * @param dataDir          where the checkpoint is kept ({@code dht.data-dir})
+     * @param recordsPerSecond {@code dht.stream-rate}: records stored per second from one source, at most
+     */
     public RecordStreaming(Membership membership, LocalStore store, Supplier<PeerClient> peers, Path dataDir,
-                           MeterRegistry registry) {
+                           int recordsPerSecond, MeterRegistry registry) {
         this.membership = membership;
         this.store = store;
         this.peers = peers;
         this.dataDir = dataDir;
+        this.recordsPerSecond = recordsPerSecond;
         this.records = Counter.builder("dht.stream.records")
                 .description("records this node stored from other nodes while it gained keys in a membership change")
                 .register(registry);
@@ -139,9 +145,11 @@ public final class RecordStreaming {
             return Mono.empty();
         }
         AtomicLong sinceCheckpoint = new AtomicLong();
+        long nanosPerBatch = 1_000_000_000L * BATCH / recordsPerSecond;
+        AtomicLong nextBatchAt = new AtomicLong(System.nanoTime());
         return Flux.defer(() -> peers.get().stream(source, self, epoch, progress.after(url)))
                 .buffer(BATCH)
-                .concatMap(batch -> store.writeAll(batch).then(Mono.defer(() -> {
+                .concatMap(batch -> pace(nextBatchAt, nanosPerBatch).then(store.writeAll(batch)).then(Mono.defer(() -> {
                     long size = 0;
                     for (KeyedRecord entry : batch) {
                         size += entry.key().length + entry.record().encodedSize();
@@ -162,6 +170,17 @@ public final class RecordStreaming {
                         source, error.toString(), RETRY_DELAY.toSeconds()))
                 .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY))
                 .then();
+    }
+
+    /**
+     * Waits until the next batch is due at {@code dht.stream-rate} (a timer on Reactor's parallel scheduler; no thread
+     * waits), then books the one after it.
+     */
+    private static Mono<Void> pace(AtomicLong nextBatchAt, long nanosPerBatch) {
+        long now = System.nanoTime();
+        long due = nextBatchAt.getAndUpdate(next -> Math.max(next, now) + nanosPerBatch);
+        long wait = due - now;
+        return wait <= 0 ? Mono.empty() : Mono.delay(Duration.ofNanos(wait)).then();
     }
 
     /** Records stored here by streaming since this node started (for the change's progress). */

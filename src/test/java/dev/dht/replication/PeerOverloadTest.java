@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.dht.cluster.Node;
-import dev.dht.cluster.ShardRouter;
+import dev.dht.cluster.Placement;
+import dev.dht.cluster.Membership;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.InProcessCluster;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -100,11 +102,12 @@ class PeerOverloadTest {
 
     /** {@code count} fresh ids whose 2 replicas are the nodes with base URLs {@code nodes}. */
     private List<String> keysReplicatedOn(List<URI> nodes, int count) {
-        ShardRouter router = cluster.bean(0, ShardRouter.class);
+        Placement placement = cluster.bean(0, Membership.class).placement();
         List<String> ids = new ArrayList<>();
         String prefix = "pool-" + UUID.randomUUID() + "-";
         for (int i = 0; ids.size() < count; i++) {
-            List<URI> replicas = router.replicas(prefix + i, 2).stream().map(Node::url).toList();
+            List<URI> replicas = placement.oldReplicas((prefix + i).getBytes(StandardCharsets.UTF_8), 2).stream()
+                    .map(Node::url).toList();
             if (replicas.containsAll(nodes)) {
                 ids.add(prefix + i);
             }

@@ -2,6 +2,7 @@ package dev.dht.replication.hints;
 
 import com.google.common.util.concurrent.RateLimiter;
 import dev.dht.cluster.Node;
+import dev.dht.storage.KeyedRecord;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.replication.Replica;
 import io.micrometer.core.instrument.Counter;
@@ -9,6 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
+import java.util.function.BiPredicate;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
@@ -44,13 +46,18 @@ final class HintReplayer implements AutoCloseable {
     private final PeerHealth health;
     private final int replayRate;
     private final Counter replayed;
+    private final BiPredicate<Node, KeyedRecord> replicates;
+    private final Counter notReplica;
     private final Disposable.Composite loops = Disposables.composite();
 
-    HintReplayer(HintStore store, Scheduler thread, PeerHealth health, int replayRate, MeterRegistry registry) {
+    HintReplayer(HintStore store, Scheduler thread, PeerHealth health, int replayRate,
+                 BiPredicate<Node, KeyedRecord> replicates, Counter notReplica, MeterRegistry registry) {
         this.store = store;
         this.thread = thread;
         this.health = health;
         this.replayRate = replayRate;
+        this.replicates = replicates;
+        this.notReplica = notReplica;
         this.replayed = Counter.builder("dht.hints.replayed").description("hints the peer acknowledged, then deleted")
                 .register(registry);
     }
@@ -95,9 +102,15 @@ final class HintReplayer implements AutoCloseable {
         return Mono.fromCallable(() -> store.oldest(peer.name(), limit))
                 .subscribeOn(thread)
                 .flatMapMany(Flux::fromIterable)
-                .flatMap(hint -> replica.write(new String(hint.key(), StandardCharsets.UTF_8), hint.record())
-                        .thenReturn(hint)
-                        .onErrorResume(error -> Mono.empty()), CONCURRENCY)
+                .flatMap(hint -> {
+                    if (!replicates.test(peer, new KeyedRecord(hint.key(), hint.record()))) {
+                        notReplica.increment();
+                        return Mono.just(hint); // deleted unsent with the acknowledged ones
+                    }
+                    return replica.write(new String(hint.key(), StandardCharsets.UTF_8), hint.record())
+                            .thenReturn(hint)
+                            .onErrorResume(error -> Mono.empty());
+                }, CONCURRENCY)
                 .collectList()
                 .flatMap(acknowledged -> acknowledged.isEmpty() ? Mono.empty() : delete(acknowledged));
     }

@@ -4,6 +4,7 @@ import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.failure.OverloadedException;
 import dev.dht.replication.Replica;
+import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import dev.dht.storage.StorageScheduler;
 import io.micrometer.core.instrument.Counter;
@@ -15,6 +16,7 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.BiPredicate;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -42,6 +44,8 @@ public final class HintedHandoff implements AutoCloseable {
     static final int QUEUE_CAPACITY = 8192;
     /** Reason tag of hints deleted because their peer is no longer in {@code dht.nodes}. */
     static final String REMOVED_PEER = "removed_peer";
+    /** Reason tag of hints deleted unsent because the peer no longer replicates their key. */
+    static final String NOT_REPLICA = "not_replica";
 
     private final HintStore store;
     private final StorageScheduler thread = new StorageScheduler(1, QUEUE_CAPACITY, "hints");
@@ -63,6 +67,19 @@ public final class HintedHandoff implements AutoCloseable {
      */
     public HintedHandoff(HintStore store, PeerHealth health, boolean enabled, Duration window, long maxBytes,
                          int replayRate, MeterRegistry registry) {
+        this(store, health, enabled, window, maxBytes, replayRate, (peer, hint) -> true, registry);
+    }
+
+    /**
+     * As above, replaying a hint only while {@code replicates(peer, hint)} says the peer is still one of the key's
+     * replicas under the current cluster view; other hints are deleted unsent, counted in
+     * {@code dht.hints.dropped{reason=not_replica}}: after a membership change moved the key away, the record on the
+     * peer would be one it no longer replicates, left behind by cleanup (it could later bring a deleted key back).
+     *
+     * @param replicates must not block
+     */
+    public HintedHandoff(HintStore store, PeerHealth health, boolean enabled, Duration window, long maxBytes,
+                         int replayRate, BiPredicate<Node, KeyedRecord> replicates, MeterRegistry registry) {
         this.store = store;
         this.health = health;
         this.enabled = enabled;
@@ -71,12 +88,13 @@ public final class HintedHandoff implements AutoCloseable {
         this.registry = registry;
         this.stored = Counter.builder("dht.hints.stored").description("replica writes kept as hints")
                 .register(registry);
-        for (String reason : new String[] {"window", "full", "disk", "overloaded", "error", REMOVED_PEER}) {
+        for (String reason : new String[] {"window", "full", "disk", "overloaded", "error", REMOVED_PEER, NOT_REPLICA}) {
             droppedCounter(reason);
         }
         Gauge.builder("dht.hints.size", store, HintStore::sizeBytes).baseUnit("bytes")
                 .description("bytes of the hints kept (keys and values)").register(registry);
-        this.replayer = new HintReplayer(store, thread.scheduler(), health, replayRate, registry);
+        this.replayer = new HintReplayer(store, thread.scheduler(), health, replayRate, replicates,
+                droppedCounter(NOT_REPLICA), registry);
     }
 
     /**

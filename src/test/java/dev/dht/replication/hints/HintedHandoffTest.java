@@ -2,8 +2,8 @@ package dev.dht.replication.hints;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
-import dev.dht.cluster.ShardRouter;
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -116,7 +116,8 @@ class HintedHandoffTest {
 
     private List<Integer> replicaIndexes(String id, int from) {
         List<Integer> indexes = new ArrayList<>();
-        for (Node replica : cluster.bean(0, ShardRouter.class).replicas(id, from)) {
+        for (Node replica : cluster.bean(0, Membership.class).placement()
+                .oldReplicas(id.getBytes(StandardCharsets.UTF_8), from)) {
             for (int i = 0; i < cluster.size(); i++) {
                 if (replica.url().equals(cluster.url(i))) {
                     indexes.add(i);

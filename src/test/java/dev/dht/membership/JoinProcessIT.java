@@ -1,0 +1,151 @@
+package dev.dht.membership;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.Node;
+import dev.dht.cluster.Placement;
+import dev.dht.testing.NodeProcess;
+import dev.dht.testing.ProcessCluster;
+import dev.dht.testing.V0Uri;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Semaphore;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.junit.jupiter.api.AutoClose;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A 4th node process joins a running 3-process cluster: refused (and retrying) while a member is down, then killed
+ * with SIGKILL mid-stream and restarted on the same data dir: it resumes the join, streams less than everything it
+ * gains (its checkpoint skips what it stored before the kill), and ends a NORMAL member holding every key it gains.
+ */
+class JoinProcessIT {
+    private static final int KEYS = 20_000;
+    private static final Duration CHANGE_TIME = Duration.ofMinutes(3);
+    private static final List<String> JVM = List.of("-Xmx256m");
+    private static final Pattern STREAMED = Pattern.compile("(?m)^dht_stream_records_total\\{[^}]*} ([0-9.E]+)$");
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+    private final ObjectMapper json = new ObjectMapper();
+
+    @TempDir
+    Path dir;
+
+    @AutoClose
+    private ProcessCluster cluster;
+
+    @AutoClose
+    private NodeProcess joiner;
+
+    @Test
+    void aJoinerKilledMidStreamResumesAndStreamsLessTheSecondTime() throws Exception {
+        cluster = ProcessCluster.start(3, dir, JVM);
+        load();
+
+        cluster.stop(2);
+        int port = NodeProcess.freePort();
+        URI joinerUrl = URI.create("http://localhost:" + port);
+        joiner = startJoiner(port, "first");
+        Thread.sleep(6_000);
+        JsonNode whileDown = view(cluster.url(0));
+        assertThat(whileDown.get("members").size()).as("no join while a member is down").isEqualTo(3);
+        assertThat(whileDown.get("change").isNull()).isTrue();
+        assertThat(joiner.output()).contains("join not started").contains("is down");
+
+        cluster.restart(2);
+        // every source past its first checkpoint (RecordStreaming.CHECKPOINT_EVERY records), none done yet
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(20)).until(() -> streamed(joinerUrl) > 9_000);
+        assertThat(joiner.kill()).isEqualTo(137);
+        assertThat(view(cluster.url(0)).path("change").path("phase").asText()).isEqualTo("streaming");
+
+        joiner = startJoiner(port, "second");
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            JsonNode view = view(cluster.url(0));
+            assertThat(view.get("members").size()).isEqualTo(4);
+            assertThat(view.get("change").isNull()).as("join done: %s", view).isTrue();
+        });
+
+        ClusterView joined = ClusterView.initial(List.of(cluster.url(0), cluster.url(1), cluster.url(2)), 3)
+                .withJoining(joinerUrl);
+        Placement placement = new Placement(joined);
+        int gained = 0;
+        for (int i = 0; i < KEYS; i++) {
+            byte[] key = key(i).getBytes(StandardCharsets.UTF_8);
+            if (placement.newReplicas(key, 3).stream().map(Node::url).anyMatch(joinerUrl::equals)) {
+                gained++;
+            }
+        }
+        // each of the 3 old replicas holds every key (from = 3) and sends every key the joiner gains: 3 x gained in all
+        double second = streamed(joinerUrl);
+        assertThat(second).as("records streamed after the restart, of %d in a whole stream", 3 * gained)
+                .isPositive().isLessThanOrEqualTo(3 * gained - 3 * 2048);
+        assertThat(joiner.output()).contains("resuming the join");
+        for (int i = 0; i < KEYS; i += 7) {
+            HttpResponse<String> read = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i)).resolve(
+                    "?id=" + key(i) + "&replicas=3/3")).GET().build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(read.statusCode()).as("%s at 3/3 through the joiner", key(i)).isEqualTo(200);
+            assertThat(read.body()).isEqualTo(value(i));
+        }
+    }
+
+    /** {@link #KEYS} values of about 1 KiB at 2/3, 64 requests in flight. */
+    private void load() throws Exception {
+        Semaphore inFlight = new Semaphore(64);
+        List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>();
+        for (int i = 0; i < KEYS; i++) {
+            inFlight.acquire();
+            int node = cluster.url(i % 3).getPort();
+            sent.add(http.sendAsync(HttpRequest.newBuilder(V0Uri.entity(node, key(i)))
+                                    .PUT(HttpRequest.BodyPublishers.ofString(value(i))).build(),
+                            HttpResponse.BodyHandlers.discarding())
+                    .whenComplete((response, error) -> inFlight.release()));
+        }
+        for (CompletableFuture<HttpResponse<Void>> response : sent) {
+            assertThat(response.get().statusCode()).isEqualTo(201);
+        }
+    }
+
+    private NodeProcess startJoiner(int port, String run) throws Exception {
+        return NodeProcess.start(port, dir.resolve("data-joiner").toAbsolutePath(), dir.resolve("joiner-" + run + ".log"),
+                JVM, "--dht.self=http://localhost:" + port, "--dht.nodes=" + cluster.url(0),
+                "--dht.cluster-secret=" + cluster.secret(), "--dht.stream-rate=2000");
+    }
+
+    private double streamed(URI node) {
+        try {
+            String metrics = http.send(HttpRequest.newBuilder(node.resolve("/actuator/prometheus")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString()).body();
+            Matcher matcher = STREAMED.matcher(metrics);
+            return matcher.find() ? Double.parseDouble(matcher.group(1)) : 0;
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
+    private JsonNode view(URI node) throws Exception {
+        return json.readTree(http.send(HttpRequest.newBuilder(node.resolve("/actuator/cluster")).GET().build(),
+                HttpResponse.BodyHandlers.ofString()).body());
+    }
+
+    private static String key(int i) {
+        return "j-" + i;
+    }
+
+    private static String value(int i) {
+        return ("value-" + i + "-").repeat(1 + 1000 / 12).substring(0, 1000);
+    }
+}
