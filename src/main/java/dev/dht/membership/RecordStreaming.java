@@ -131,7 +131,7 @@ public final class RecordStreaming {
         return Mono.fromCallable(() -> StreamProgress.load(dataDir, epoch))
                 .subscribeOn(Schedulers.boundedElastic())
                 .flatMap(progress -> Flux.fromIterable(sources)
-                        .flatMap(source -> pullFrom(source, self, epoch, progress), 2)
+                        .flatMap(source -> pullFrom(source, self, epoch, progress), Math.max(1, sources.size()))
                         .then())
                 .doOnSuccess(done -> log.info("streaming for the {} of {}: {} records, {} bytes stored here in {} ms",
                         change.kind().token(), change.node(), recordsOfChange.get(), bytesOfChange.get(),

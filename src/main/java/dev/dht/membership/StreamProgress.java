@@ -19,7 +19,7 @@ import java.util.Map;
  *
  * <p>Format, text lines: {@code epoch N}, then {@code source URL KEY} with the key in unpadded base64url
  * ({@code -} for none yet) and {@code done} appended once that source finished. Blocking file I/O: call off event
- * loops. Not thread-safe: one pull at a time owns it.
+ * loops. Thread-safe: the streams of several sources record their progress in it at once.
  */
 final class StreamProgress {
     /** The file's name in {@code dht.data-dir}. */
@@ -60,23 +60,23 @@ final class StreamProgress {
     }
 
     /** The last key stored from {@code source}, or null to start from the first. */
-    byte[] after(URI source) {
+    synchronized byte[] after(URI source) {
         return lastKeys.get(source);
     }
 
     /** True if everything {@code source} had to send is stored. */
-    boolean isDone(URI source) {
+    synchronized boolean isDone(URI source) {
         return done.getOrDefault(source, false);
     }
 
     /** Records that every key of {@code source} up to {@code lastKey} is stored, durably. */
-    void stored(URI source, byte[] lastKey) {
+    synchronized void stored(URI source, byte[] lastKey) {
         lastKeys.put(source, lastKey);
         write();
     }
 
     /** Records that {@code source} finished, durably. */
-    void finished(URI source) {
+    synchronized void finished(URI source) {
         lastKeys.putIfAbsent(source, null);
         done.put(source, true);
         write();

@@ -22,6 +22,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AutoClose;
@@ -95,28 +96,35 @@ class JoinProcessIT {
                 .isPositive().isLessThanOrEqualTo(3 * gained - 3 * 2048);
         assertThat(joiner.output()).contains("resuming the join");
         for (int i = 0; i < KEYS; i += 7) {
-            HttpResponse<String> read = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i)).resolve(
-                    "?id=" + key(i) + "&replicas=3/3")).GET().build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> read = http.send(HttpRequest.newBuilder(V0Uri.raw(port,
+                    "/v0/entity?id=" + key(i) + "&replicas=3/3")).GET().build(), HttpResponse.BodyHandlers.ofString());
             assertThat(read.statusCode()).as("%s at 3/3 through the joiner", key(i)).isEqualTo(200);
             assertThat(read.body()).isEqualTo(value(i));
         }
     }
 
-    /** {@link #KEYS} values of about 1 KiB at 2/3, 64 requests in flight. */
+    /** {@link #KEYS} values of 1 000 bytes at 2/3, 16 requests in flight; a 503 (overload) is sent again. */
     private void load() throws Exception {
-        Semaphore inFlight = new Semaphore(64);
-        List<CompletableFuture<HttpResponse<Void>>> sent = new ArrayList<>();
+        Semaphore inFlight = new Semaphore(16);
+        List<CompletableFuture<Integer>> sent = new ArrayList<>();
         for (int i = 0; i < KEYS; i++) {
             inFlight.acquire();
-            int node = cluster.url(i % 3).getPort();
-            sent.add(http.sendAsync(HttpRequest.newBuilder(V0Uri.entity(node, key(i)))
-                                    .PUT(HttpRequest.BodyPublishers.ofString(value(i))).build(),
-                            HttpResponse.BodyHandlers.discarding())
-                    .whenComplete((response, error) -> inFlight.release()));
+            sent.add(put(i, 20).whenComplete((status, error) -> inFlight.release()));
         }
-        for (CompletableFuture<HttpResponse<Void>> response : sent) {
-            assertThat(response.get().statusCode()).isEqualTo(201);
+        for (CompletableFuture<Integer> status : sent) {
+            assertThat(status.get()).isEqualTo(201);
         }
+    }
+
+    private CompletableFuture<Integer> put(int i, int triesLeft) {
+        int node = cluster.url(i % 3).getPort();
+        return http.sendAsync(HttpRequest.newBuilder(V0Uri.entity(node, key(i)))
+                        .PUT(HttpRequest.BodyPublishers.ofString(value(i))).build(), HttpResponse.BodyHandlers.discarding())
+                .thenCompose(response -> response.statusCode() == 503 && triesLeft > 0
+                        ? CompletableFuture.supplyAsync(() -> null,
+                                CompletableFuture.delayedExecutor(100, TimeUnit.MILLISECONDS))
+                                .thenCompose(ignored -> put(i, triesLeft - 1))
+                        : CompletableFuture.completedFuture(response.statusCode()));
     }
 
     private NodeProcess startJoiner(int port, String run) throws Exception {
@@ -146,6 +154,6 @@ class JoinProcessIT {
     }
 
     private static String value(int i) {
-        return ("value-" + i + "-").repeat(1 + 1000 / 12).substring(0, 1000);
+        return ("value-" + i + "-").repeat(1000).substring(0, 1000);
     }
 }
