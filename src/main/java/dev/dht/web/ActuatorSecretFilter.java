@@ -3,6 +3,7 @@ package dev.dht.web;
 import dev.dht.peer.InternalProtocol;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.cert.X509Certificate;
 import java.util.List;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpMethod;
@@ -11,6 +12,7 @@ import org.springframework.http.MediaType;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpResponse;
+import org.springframework.http.server.reactive.SslInfo;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -21,7 +23,8 @@ import reactor.core.publisher.Mono;
  * Guards the actuator's write operations ({@code POST /actuator/repair}, and any later one): a request to one of
  * them without the right {@link InternalProtocol#SECRET_HEADER} gets 403 with a one-line text body, as
  * {@code /internal/*} answers. With no secret configured (a single node without {@code dht.cluster-secret}) every
- * write operation is refused. Read operations (health, info, prometheus, {@code GET /actuator/cluster}) and paths
+ * write operation is refused. A request over a TLS connection whose client certificate the server verified (the
+ * cluster's CA, see {@code dht.tls.client-auth}) passes without the header, as on {@code /internal/*}. Read operations (health, info, prometheus, {@code GET /actuator/cluster}) and paths
  * that are no operation pass untouched, so an unknown path still answers as one. Compares in constant time; never
  * blocks.
  */
@@ -62,7 +65,8 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         ServerHttpRequest request = exchange.getRequest();
-        if (HttpMethod.GET.equals(request.getMethod()) || !isWriteOperation(request)) {
+        if (HttpMethod.GET.equals(request.getMethod()) || !isWriteOperation(request)
+                || hasVerifiedClientCertificate(request.getSslInfo())) {
             return chain.filter(exchange);
         }
         if (secret.length == 0) {
@@ -73,6 +77,15 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
             return forbid(exchange.getResponse(), "actuator write operation: missing or wrong cluster secret");
         }
         return chain.filter(exchange);
+    }
+
+    /** Whether the TLS handshake verified a client certificate (one that does not verify fails the handshake). */
+    private static boolean hasVerifiedClientCertificate(SslInfo ssl) {
+        if (ssl == null) {
+            return false;
+        }
+        X509Certificate[] certificates = ssl.getPeerCertificates();
+        return certificates != null && certificates.length > 0;
     }
 
     /** After the request metrics ({@code dev.dht.metrics.ClientRequestMetrics}) and {@link ActuatorOnlyFilter}. */

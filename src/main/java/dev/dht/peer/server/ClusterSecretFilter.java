@@ -3,8 +3,10 @@ package dev.dht.peer.server;
 import dev.dht.peer.InternalProtocol;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.cert.X509Certificate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.http.server.reactive.SslInfo;
 import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
@@ -14,7 +16,9 @@ import reactor.core.publisher.Mono;
 /**
  * Guards the internal endpoints: a request without the right {@link InternalProtocol#SECRET_HEADER} gets
  * 403, so clients cannot write records with forged timestamps. With no secret configured (a single node)
- * every internal request is refused. Compares in constant time; never blocks.
+ * every internal request is refused. A request over a TLS connection whose client certificate the server verified
+ * (against the trust store of {@code dht.tls.bundle}, the cluster's CA, with {@code dht.tls.client-auth} want or
+ * need) passes without the header: mutual TLS authenticates the peer. Compares in constant time; never blocks.
  */
 public final class ClusterSecretFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
     private final byte[] secret;
@@ -26,12 +30,25 @@ public final class ClusterSecretFilter implements HandlerFilterFunction<ServerRe
     @Override
     public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
         String presented = request.headers().firstHeader(InternalProtocol.SECRET_HEADER);
-        boolean allowed = secret.length > 0 && presented != null
-                && MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8));
+        boolean allowed = hasVerifiedClientCertificate(request.exchange().getRequest().getSslInfo())
+                || (secret.length > 0 && presented != null
+                        && MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8)));
         if (!allowed) {
             return ServerResponse.status(HttpStatus.FORBIDDEN).contentType(MediaType.TEXT_PLAIN)
                     .bodyValue("internal endpoint: missing or wrong cluster secret\n");
         }
         return next.handle(request);
+    }
+
+    /**
+     * Whether the connection carries a client certificate: the TLS handshake verified it against the server's trust
+     * store (a certificate that does not verify fails the handshake), so it is a peer's of this cluster.
+     */
+    static boolean hasVerifiedClientCertificate(SslInfo ssl) {
+        if (ssl == null) {
+            return false;
+        }
+        X509Certificate[] certificates = ssl.getPeerCertificates();
+        return certificates != null && certificates.length > 0;
     }
 }
