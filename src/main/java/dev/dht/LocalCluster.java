@@ -131,7 +131,7 @@ public final class LocalCluster {
                 bundle + "truststore.certificate=file:" + TLS_DIR.resolve("ca.crt").toAbsolutePath(),
                 bundle + "reload-on-update=true",
                 "--dht.tls.bundle=dht",
-                "--dht.tls.client-auth=need");
+                "--dht.tls.client-auth=want");
     }
 
     /** Replaces {@code file} with one that holds {@code secret}, readable by its owner only where files have modes. */
