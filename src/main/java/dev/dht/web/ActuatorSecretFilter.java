@@ -3,7 +3,6 @@ package dev.dht.web;
 import dev.dht.peer.InternalProtocol;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.cert.X509Certificate;
 import java.util.List;
 import org.springframework.core.Ordered;
 import org.springframework.http.HttpMethod;
@@ -12,7 +11,6 @@ import org.springframework.http.MediaType;
 import org.springframework.http.server.PathContainer;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpResponse;
-import org.springframework.http.server.reactive.SslInfo;
 import org.springframework.web.server.ServerWebExchange;
 import org.springframework.web.server.WebFilter;
 import org.springframework.web.server.WebFilterChain;
@@ -66,7 +64,7 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         ServerHttpRequest request = exchange.getRequest();
         if (HttpMethod.GET.equals(request.getMethod()) || !isWriteOperation(request)
-                || hasVerifiedClientCertificate(request.getSslInfo())) {
+                || ClientCertificate.isVerified(request.getSslInfo())) {
             return chain.filter(exchange);
         }
         if (secret.length == 0) {
@@ -77,15 +75,6 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
             return forbid(exchange.getResponse(), "actuator write operation: missing or wrong cluster secret");
         }
         return chain.filter(exchange);
-    }
-
-    /** Whether the TLS handshake verified a client certificate (one that does not verify fails the handshake). */
-    private static boolean hasVerifiedClientCertificate(SslInfo ssl) {
-        if (ssl == null) {
-            return false;
-        }
-        X509Certificate[] certificates = ssl.getPeerCertificates();
-        return certificates != null && certificates.length > 0;
     }
 
     /** After the request metrics ({@code dev.dht.metrics.ClientRequestMetrics}) and {@link ActuatorOnlyFilter}. */

@@ -1,12 +1,11 @@
 package dev.dht.peer.server;
 
 import dev.dht.peer.InternalProtocol;
+import dev.dht.web.ClientCertificate;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
-import java.security.cert.X509Certificate;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
-import org.springframework.http.server.reactive.SslInfo;
 import org.springframework.web.reactive.function.server.HandlerFilterFunction;
 import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
@@ -30,7 +29,7 @@ public final class ClusterSecretFilter implements HandlerFilterFunction<ServerRe
     @Override
     public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
         String presented = request.headers().firstHeader(InternalProtocol.SECRET_HEADER);
-        boolean allowed = hasVerifiedClientCertificate(request.exchange().getRequest().getSslInfo())
+        boolean allowed = ClientCertificate.isVerified(request.exchange().getRequest().getSslInfo())
                 || (secret.length > 0 && presented != null
                         && MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8)));
         if (!allowed) {
@@ -38,17 +37,5 @@ public final class ClusterSecretFilter implements HandlerFilterFunction<ServerRe
                     .bodyValue("internal endpoint: missing or wrong cluster secret\n");
         }
         return next.handle(request);
-    }
-
-    /**
-     * Whether the connection carries a client certificate: the TLS handshake verified it against the server's trust
-     * store (a certificate that does not verify fails the handshake), so it is a peer's of this cluster.
-     */
-    static boolean hasVerifiedClientCertificate(SslInfo ssl) {
-        if (ssl == null) {
-            return false;
-        }
-        X509Certificate[] certificates = ssl.getPeerCertificates();
-        return certificates != null && certificates.length > 0;
     }
 }
