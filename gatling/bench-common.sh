@@ -27,6 +27,7 @@
 ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
 NODE_JVM_OPTS=()
 NODE_ARGS=()
+NODE_TLS_ARGS=()
 
 log() { echo "$(date +%H:%M:%S) $*" | tee -a "$OUT/run.log" >&2; }  # log MESSAGE: timestamped, to run.log and stderr
 kv() { sed -n "s/^$2=//p" "$1" | head -1; }                           # kv FILE KEY: a key=value file's value
@@ -91,7 +92,7 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
   local url
   for url in "$@"; do
     for _ in $(seq 1 240); do
-      curl -sf -o /dev/null -m 1 "$url/v0/status" && continue 2
+      curl -skf -o /dev/null -m 1 "$url/v0/status" && continue 2
       sleep 0.25
     done
     log "no answer from $url/v0/status within 60 s; see the logs in $OUT"; return 1
@@ -104,6 +105,7 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
 # `java -Xms$NODE_HEAP -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` in a process group of its
 # own (setsid). Like `local-cluster`, each node of a cluster gets its share of the event loops
 # (--dht.io-threads = processors / COUNT, at least 1) unless NODE_ARGS sets it.
+# With NODE_SCHEME=https (ratio.sh --tls) the node URLs are https and NODE_TLS_ARGS (the SSL bundle) are added.
 # Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
 start_nodes() {
   local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret loops=() share
@@ -115,13 +117,13 @@ start_nodes() {
   while [ ${#PORTS[@]} -lt "$count" ]; do
     port=$(free_port); case " ${PORTS[*]} " in *" $port "*) ;; *) PORTS+=("$port") ;; esac
   done
-  for port in "${PORTS[@]}"; do nodes="${nodes:+$nodes,}http://127.0.0.1:$port"; done
+  for port in "${PORTS[@]}"; do nodes="${nodes:+$nodes,}${NODE_SCHEME:-http}://127.0.0.1:$port"; done
   secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   for port in "${PORTS[@]}"; do
     rm -rf "$data/data-$port"
     DHT_CLUSTER_SECRET="$secret" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
-      --server.port="$port" --dht.self="http://127.0.0.1:$port" --dht.nodes="$nodes" --dht.data-dir="$data/data-$port" \
-      "${loops[@]}" "${NODE_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
+      --server.port="$port" --dht.self="${NODE_SCHEME:-http}://127.0.0.1:$port" --dht.nodes="$nodes" \
+      --dht.data-dir="$data/data-$port" "${loops[@]}" "${NODE_ARGS[@]}" "${NODE_TLS_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
     PIDS+=($!); LOGS+=("$dir/node-$port.log")
   done
   URLS="$nodes"

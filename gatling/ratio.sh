@@ -52,6 +52,9 @@ second over A's. Answered: 2xx, and 404 on GETs. 5xx and socket errors are failu
                       (repeatable; named in the report)
   --baseline-jar PATH node only: A is a dht node of this jar instead of the bare server (B is NODE_JAR or
                       target/dht.jar), e.g. to pair a change against the build before it
+  --tls               node only: B serves HTTPS (TLS 1.3, a throw-away openssl certificate for 127.0.0.1, Spring
+                      Boot PEM bundle; wrk keeps its connections, so handshakes are rare): A plain, B TLS. With
+                      --baseline-jar the same jar on both sides measures what TLS costs
   --pin               wrk on CPU 0, every server on the other CPUs (taskset; needs 2 or more CPUs)
   --out DIR           results directory (default gatling/target/ratio/<time>)
 
@@ -74,6 +77,7 @@ while [ $# -gt 0 ]; do
     --node-arg) NODE_ARGS+=("$2"); shift ;;
     --baseline-jar) BASELINE_JAR="$(cd "$(dirname "$2")" && pwd)/$(basename "$2")"; shift ;;
     --pin) PIN=true ;;
+    --tls) TLS=true ;;
     --out) OUT="$2"; shift ;;
     -h|--help) usage; exit 0 ;;
     node|cluster) TARGET="$1" ;;
@@ -93,14 +97,26 @@ install_traps
 
 # ---- targets: A_URL/A_HOSTS and B_URL/B_HOSTS (host:port list for wrk's threads) ---------------------------------
 [ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
-hosts_of() { echo "$1" | sed 's#http://##g'; }   # "http://h:p,http://h:p" -> "h:p,h:p"
+hosts_of() { echo "$1" | sed 's#https\{0,1\}://##g'; }   # "http://h:p,http://h:p" -> "h:p,h:p"
+if [ "${TLS:-false}" = true ]; then
+  [ "$TARGET" = node ] || { echo "--tls is for node only" >&2; exit 2; }
+  mkdir -p "$OUT/tls"
+  openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
+    -addext subjectAltName=IP:127.0.0.1 -keyout "$OUT/tls/node.key" -out "$OUT/tls/node.crt" 2>/dev/null
+  B_TLS_ARGS=(--dht.tls.bundle=dht "--spring.ssl.bundle.pem.dht.keystore.certificate=file:$OUT/tls/node.crt"
+    "--spring.ssl.bundle.pem.dht.keystore.private-key=file:$OUT/tls/node.key"
+    "--spring.ssl.bundle.pem.dht.truststore.certificate=file:$OUT/tls/node.crt")
+fi
 if [ "$TARGET" = cluster ] && [ -n "${BASELINE_JAR:-}" ]; then echo "--baseline-jar is for node only" >&2; exit 2; fi
 if [ "$TARGET" = node ] && [ -n "${BASELINE_JAR:-}" ]; then
   A_NAME="node of $(basename "$BASELINE_JAR")"; B_NAME="node of $(basename "${NODE_JAR:-target/dht.jar}")"
   A_REPLICAS=""; B_REPLICAS=""
   mkdir -p "$OUT/baseline"; NODE_JAR="$BASELINE_JAR" start_nodes "$OUT/baseline" 1; pin_servers "${PIDS[@]}"
   A_URLS="$URLS"
+  if [ "${TLS:-false}" = true ]; then NODE_SCHEME=https; NODE_TLS_ARGS=("${B_TLS_ARGS[@]}"); fi
   mkdir -p "$OUT/node"; start_nodes "$OUT/node" 1; pin_servers "${PIDS[@]}"; B_URLS="$URLS"
+  NODE_SCHEME=http; NODE_TLS_ARGS=()
+  [ "${TLS:-false}" = false ] || B_NAME="$B_NAME with TLS"
 elif [ "$TARGET" = node ]; then
   A_NAME=baseline; B_NAME=node; A_REPLICAS=""; B_REPLICAS=""
   compile_gatling

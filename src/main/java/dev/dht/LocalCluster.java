@@ -1,5 +1,6 @@
 package dev.dht;
 
+import dev.dht.config.LocalCertificateAuthority;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -7,6 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -23,14 +25,24 @@ import java.util.stream.Collectors;
  * ({@code dht.io-threads} = processors / nodes, at least 1) unless the extra arguments set it: more loops than
  * cores only add thread hand-offs.
  *
- * <p>Usage: {@code java -jar target/dht.jar local-cluster [--base-port=8080] [--nodes=3] [extra node args...]}.
- * Blocks until the nodes exit.
+ * <p>With {@code --tls} the nodes speak HTTPS to clients and to each other, with mutual TLS between peers: a
+ * throw-away CA and one certificate per node (for {@code localhost} and {@code 127.0.0.1}) are generated into
+ * {@code ./data/tls/} ({@code ca.crt}, {@code node-PORT.crt}, {@code node-PORT.key}), and each node reads its own
+ * through the SSL bundle {@code dht} with {@code reload-on-update}, so replacing the files rotates them. Clients
+ * trust {@code data/tls/ca.crt} ({@code curl --cacert data/tls/ca.crt https://localhost:8080/v0/status}).
+ *
+ * <p>Usage: {@code java -jar target/dht.jar local-cluster [--base-port=8080] [--nodes=3] [--tls] [extra node
+ * args...]}. Blocks until the nodes exit.
  */
 public final class LocalCluster {
     /** The first argument that selects this launcher. */
     public static final String COMMAND = "local-cluster";
     /** Where the cluster secret goes, relative to the working directory. */
     static final Path SECRET_FILE = Path.of("data", "cluster-secret");
+    /** Where {@code --tls} writes the CA certificate and the nodes' certificates and keys. */
+    static final Path TLS_DIR = Path.of("data", "tls");
+    /** How long the generated certificates are valid. */
+    private static final Duration TLS_VALIDITY = Duration.ofDays(30);
 
     private LocalCluster() {
     }
@@ -39,9 +51,12 @@ public final class LocalCluster {
     public static void main(String[] args) throws Exception {
         int basePort = 8080;
         int count = 3;
+        boolean tls = false;
         List<String> extra = new ArrayList<>();
         for (String arg : args) {
-            if (arg.startsWith("--base-port=")) {
+            if (arg.equals("--tls")) {
+                tls = true;
+            } else if (arg.startsWith("--base-port=")) {
                 basePort = Integer.parseInt(arg.substring("--base-port=".length()));
             } else if (arg.startsWith("--nodes=")) {
                 count = Integer.parseInt(arg.substring("--nodes=".length()));
@@ -51,7 +66,7 @@ public final class LocalCluster {
         }
         List<String> urls = new ArrayList<>();
         for (int i = 0; i < count; i++) {
-            urls.add("http://localhost:" + (basePort + i));
+            urls.add((tls ? "https" : "http") + "://localhost:" + (basePort + i));
         }
         byte[] secretBytes = new byte[24];
         new SecureRandom().nextBytes(secretBytes);
@@ -60,6 +75,11 @@ public final class LocalCluster {
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String jar = ownJar();
 
+        LocalCertificateAuthority authority = null;
+        if (tls) {
+            authority = LocalCertificateAuthority.create("dht local-cluster CA", TLS_VALIDITY);
+            authority.writeCertificate(TLS_DIR.resolve("ca.crt").toAbsolutePath());
+        }
         List<Process> nodes = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int port = basePort + i;
@@ -71,13 +91,16 @@ public final class LocalCluster {
             if (extra.stream().noneMatch(arg -> arg.startsWith("--dht.io-threads="))) {
                 command.add("--dht.io-threads=" + Math.max(1, Runtime.getRuntime().availableProcessors() / count));
             }
+            if (authority != null) {
+                command.addAll(tlsArguments(authority, port));
+            }
             command.addAll(extra);
             ProcessBuilder builder = new ProcessBuilder(command).inheritIO();
             builder.environment().put("DHT_CLUSTER_SECRET", secret);
             nodes.add(builder.start());
         }
         System.out.println("local cluster: " + urls.stream().collect(Collectors.joining(" ")) + " (Ctrl-C stops it); "
-                + "cluster secret in " + SECRET_FILE);
+                + "cluster secret in " + SECRET_FILE + (tls ? "; CA certificate in " + TLS_DIR.resolve("ca.crt") : ""));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             nodes.forEach(Process::destroy);
             for (Process node : nodes) {
@@ -91,6 +114,24 @@ public final class LocalCluster {
         for (Process node : nodes) {
             node.waitFor();
         }
+    }
+
+    /**
+     * A certificate for the node on {@code port}, written to {@link #TLS_DIR}, and the arguments that make it the
+     * node's SSL bundle {@code dht} (reloaded when the files change) with mutual TLS between peers.
+     */
+    private static List<String> tlsArguments(LocalCertificateAuthority authority, int port) {
+        Path certificate = TLS_DIR.resolve("node-" + port + ".crt").toAbsolutePath();
+        Path key = TLS_DIR.resolve("node-" + port + ".key").toAbsolutePath();
+        authority.issue(List.of("localhost", "127.0.0.1"), TLS_VALIDITY).writeTo(certificate, key);
+        String bundle = "--spring.ssl.bundle.pem.dht.";
+        return List.of(
+                bundle + "keystore.certificate=file:" + certificate,
+                bundle + "keystore.private-key=file:" + key,
+                bundle + "truststore.certificate=file:" + TLS_DIR.resolve("ca.crt").toAbsolutePath(),
+                bundle + "reload-on-update=true",
+                "--dht.tls.bundle=dht",
+                "--dht.tls.client-auth=want");
     }
 
     /** Replaces {@code file} with one that holds {@code secret}, readable by its owner only where files have modes. */

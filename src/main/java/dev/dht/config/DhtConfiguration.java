@@ -47,6 +47,7 @@ import org.springframework.http.client.ReactorResourceFactory;
 import org.springframework.http.client.reactive.ReactorClientHttpConnector;
 import org.springframework.web.reactive.function.client.ExchangeFilterFunction;
 import org.springframework.web.reactive.function.client.WebClient;
+import reactor.netty.http.client.HttpClient;
 import reactor.netty.resources.ConnectionProvider;
 import reactor.netty.resources.LoopResources;
 
@@ -176,24 +177,36 @@ public class DhtConfiguration {
         return factory;
     }
 
-    /** The one shared client for replica calls; filters (e.g. fault injection in tests) are applied in order. */
+    /**
+     * The one shared client for replica calls; filters (e.g. fault injection in tests) are applied in order, and
+     * {@link ReplicaClientCustomizer}s (TLS) to its Netty client.
+     */
     @Bean
     WebClient replicaWebClient(DhtProperties properties, ReactorResourceFactory resources,
-                               ObjectProvider<ExchangeFilterFunction> filters) {
+                               ObjectProvider<ExchangeFilterFunction> filters,
+                               ObjectProvider<ReplicaClientCustomizer> customizers) {
         Duration timeout = properties.replicaTimeout();
-        ReactorClientHttpConnector connector = new ReactorClientHttpConnector(resources, client -> client
+        ReactorClientHttpConnector connector = new ReactorClientHttpConnector(resources, client -> customized(client
                 .option(ChannelOption.CONNECT_TIMEOUT_MILLIS, (int) timeout.toMillis())
                 .responseTimeout(timeout)
                 .keepAlive(true)
                 // A restarted peer (a pod, a container) keeps its name but gets a new address. Netty's resolver would
                 // cache the old one for the DNS record's TTL (a day with podman's aardvark-dns), so cap it at 1 s.
-                .resolver(dns -> dns.cacheMaxTimeToLive(PEER_ADDRESS_MAX_TTL)));
+                .resolver(dns -> dns.cacheMaxTimeToLive(PEER_ADDRESS_MAX_TTL)), customizers));
         int maxBody = (int) properties.maxValueSize().toBytes() + 1024;
         WebClient.Builder builder = WebClient.builder()
                 .clientConnector(connector)
                 .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(maxBody));
         filters.orderedStream().forEach(builder::filter);
         return builder.build();
+    }
+
+    private static HttpClient customized(HttpClient client, ObjectProvider<ReplicaClientCustomizer> customizers) {
+        HttpClient customized = client;
+        for (ReplicaClientCustomizer customizer : customizers.orderedStream().toList()) {
+            customized = customizer.customize(customized);
+        }
+        return customized;
     }
 
     @Bean

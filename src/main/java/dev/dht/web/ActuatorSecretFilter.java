@@ -21,9 +21,11 @@ import reactor.core.publisher.Mono;
  * Guards the actuator's write operations ({@code POST /actuator/repair}, and any later one): a request to one of
  * them without the right {@link InternalProtocol#SECRET_HEADER} gets 403 with a one-line text body, as
  * {@code /internal/*} answers. With no secret configured (a single node without {@code dht.cluster-secret}) every
- * write operation is refused. Read operations (health, info, prometheus, {@code GET /actuator/cluster}) and paths
- * that are no operation pass untouched, so an unknown path still answers as one. A write operation sent without a
- * {@code Content-Type} is read as JSON (an empty body: no parameters). Compares in constant time; never blocks.
+ * write operation is refused. A request over a TLS connection whose client certificate the server verified (the
+ * cluster's CA, see {@code dht.tls.client-auth}) passes without the header, as on {@code /internal/*}. Read
+ * operations (health, info, prometheus, {@code GET /actuator/cluster}) and paths that are no operation pass
+ * untouched, so an unknown path still answers as one. A write operation sent without a {@code Content-Type} is read
+ * as JSON (an empty body: no parameters). Compares in constant time; never blocks.
  */
 public final class ActuatorSecretFilter implements WebFilter, Ordered {
     private final List<Operation> writeOperations;
@@ -65,12 +67,14 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
         if (HttpMethod.GET.equals(request.getMethod()) || !isWriteOperation(request)) {
             return chain.filter(exchange);
         }
-        if (secret.length == 0) {
-            return forbid(exchange.getResponse(), "actuator write operation: refused, no dht.cluster-secret is set");
-        }
-        String presented = request.getHeaders().getFirst(InternalProtocol.SECRET_HEADER);
-        if (presented == null || !MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8))) {
-            return forbid(exchange.getResponse(), "actuator write operation: missing or wrong cluster secret");
+        if (!ClientCertificate.isVerified(request.getSslInfo())) {
+            if (secret.length == 0) {
+                return forbid(exchange.getResponse(), "actuator write operation: refused, no dht.cluster-secret is set");
+            }
+            String presented = request.getHeaders().getFirst(InternalProtocol.SECRET_HEADER);
+            if (presented == null || !MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8))) {
+                return forbid(exchange.getResponse(), "actuator write operation: missing or wrong cluster secret");
+            }
         }
         if (request.getHeaders().getContentType() == null) {
             // a bare `curl -X POST` has no body: read it as JSON, so operations whose parameters are all optional

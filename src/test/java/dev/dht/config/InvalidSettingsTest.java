@@ -93,7 +93,16 @@ class InvalidSettingsTest {
                 Arguments.of("no replica read in flight", "dht.replica-reads-in-flight",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-reads-in-flight=0")),
                 Arguments.of("negative event loop threads", "dht.io-threads",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.io-threads=-1")));
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.io-threads=-1")),
+                Arguments.of("TLS bundle that is not defined", "dht.tls.bundle",
+                        List.of("--dht.self=https://localhost:7001", "--dht.nodes=https://localhost:7001",
+                                "--dht.tls.bundle=nosuch")),
+                Arguments.of("https nodes without TLS", "dht.nodes",
+                        List.of("--dht.self=https://localhost:7001", "--dht.nodes=https://localhost:7001")),
+                Arguments.of("http nodes with TLS", "dht.nodes",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tls.bundle=nosuch")),
+                Arguments.of("client certificates without TLS", "dht.tls.client-auth",
+                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tls.client-auth=need")));
     }
 
     @ParameterizedTest(name = "{0}")

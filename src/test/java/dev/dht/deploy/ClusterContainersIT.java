@@ -9,8 +9,11 @@ import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Image;
 import com.github.dockerjava.api.model.Ports;
+import dev.dht.config.LocalCertificateAuthority;
 import dev.dht.peer.InternalProtocol;
+import dev.dht.testing.ClusterTls;
 import io.fabric8.kubernetes.api.model.Container;
+import io.fabric8.kubernetes.api.model.EnvVar;
 import io.fabric8.kubernetes.api.model.Quantity;
 import io.fabric8.kubernetes.api.model.apps.StatefulSet;
 import java.io.File;
@@ -28,6 +31,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -50,10 +54,12 @@ import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.images.builder.ImageFromDockerfile;
 import org.testcontainers.lifecycle.Startables;
 import org.testcontainers.utility.DockerImageName;
+import org.testcontainers.utility.MountableFile;
 
 /**
- * The 3-node cluster of {@code k8s/} as containers: the image built from the project's {@code Dockerfile} (on a
- * local JRE base, {@code localhost/dht-base:test} unless {@code -Ddht.it.jre-image=...}), each node with the
+ * The 3-node cluster of {@code k8s-tls/} (the cluster of {@code k8s/} with TLS: the environment of its StatefulSet
+ * patch, the Secret {@code dht-tls} made here as {@code k8s/make-certs.sh} makes it) as containers: the image built
+ * from the project's {@code Dockerfile} (on a local JRE base, {@code localhost/dht-base:test} unless {@code -Ddht.it.jre-image=...}), each node with the
  * environment the StatefulSet gives its pod and the network name its pod would have ({@code dht-0.dht}, ...).
  * The v0 API is reached on the API's port, probes and metrics on the management port, as in Kubernetes. Then one
  * node is stopped, restarted on its data, and cut off from the network.
@@ -73,7 +79,12 @@ class ClusterContainersIT {
 
     private static final KubernetesManifests K8S = KubernetesManifests.readKustomization(PROJECT.resolve("k8s"));
     private static final List<GenericContainer<?>> NODES = new ArrayList<>();
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).build();
+    /** The TLS overlay of {@code k8s/}: its StatefulSet patch sets the nodes' TLS environment and HTTPS probes. */
+    private static final Path TLS_PATCH = PROJECT.resolve("k8s-tls/statefulset-tls.yaml");
+    /** Where the overlay mounts the Secret {@code dht-tls}. */
+    private static final String TLS_MOUNT = "/etc/dht/tls/";
+    /** Trusts the cluster's CA, presents no certificate: the actuator's writes still need the secret. */
+    private static HttpClient http;
     private static Network network;
     private static DockerClient docker;
     private static int apiPort;
@@ -116,18 +127,43 @@ class ClusterContainersIT {
         new SecureRandom().nextBytes(secret);
         clusterSecret = HexFormat.of().formatHex(secret);
         network = Network.builder().createNetworkCmdModifier(create -> create.withLabels(LABELS)).build();
+        // the Secret dht-tls as k8s/make-certs.sh makes it: a CA and one certificate per pod (and, for this test's
+        // client on the host, for the host's names too)
+        Path tls = Files.createTempDirectory("dht-it-tls-");
+        LocalCertificateAuthority authority = LocalCertificateAuthority.create("dht IT CA", Duration.ofDays(1));
+        authority.writeCertificate(tls.resolve("ca.crt"));
+        http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2))
+                .sslContext(ClusterTls.context(authority.certificate(), null)).build();
+        List<EnvVar> tlsEnvironment = KubernetesManifests.read(TLS_PATCH, StatefulSet.class).getSpec().getTemplate()
+                .getSpec().getContainers().get(0).getEnv();
+        String dockerHost = DockerClientFactory.instance().dockerHostIpAddress();
         for (int ordinal = 0; ordinal < statefulSet.getSpec().getReplicas(); ordinal++) {
-            String name = statefulSet.getMetadata().getName() + "-" + ordinal + "." + statefulSet.getSpec().getServiceName();
-            NODES.add(new GenericContainer<>(DockerImageName.parse(image))
+            String podName = statefulSet.getMetadata().getName() + "-" + ordinal;
+            String name = podName + "." + statefulSet.getSpec().getServiceName();
+            authority.issue(List.of(name, "localhost", "127.0.0.1", dockerHost), Duration.ofDays(1))
+                    .writeTo(tls.resolve(podName + ".crt"), tls.resolve(podName + ".key"));
+            Map<String, String> environment = new LinkedHashMap<>(K8S.podEnvironment(ordinal, reference -> clusterSecret));
+            for (EnvVar variable : tlsEnvironment) {
+                environment.put(variable.getName(), variable.getValue().replace("$(POD_NAME)", podName));
+            }
+            GenericContainer<?> node = new GenericContainer<>(DockerImageName.parse(image))
                     .withImagePullPolicy(imageName -> false)
                     .withNetwork(network)
                     .withNetworkAliases(name)
-                    .withEnv(K8S.podEnvironment(ordinal, reference -> clusterSecret))
+                    .withEnv(environment)
                     .withLabels(LABELS)
                     .withExposedPorts(apiPort, managementPort)
                     .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit))
-                    .waitingFor(Wait.forHttp(readinessPath).forPort(managementPort).forStatusCode(200)
-                            .withStartupTimeout(START_TIMEOUT)));
+                    .waitingFor(Wait.forHttp(readinessPath).forPort(managementPort).usingTls().allowInsecure()
+                            .forStatusCode(200).withStartupTimeout(START_TIMEOUT));
+            NODES.add(node);
+        }
+        try (Stream<Path> files = Files.list(tls)) {
+            for (Path file : files.toList()) {
+                // the Secret volume's files, readable by the image's user (the overlay's defaultMode is for its group)
+                NODES.forEach(node -> node.withCopyFileToContainer(MountableFile.forHostPath(file, 0644),
+                        TLS_MOUNT + file.getFileName()));
+            }
         }
         Startables.deepStart(NODES).join();
     }
@@ -323,7 +359,7 @@ class ClusterContainersIT {
     private static URI uri(int node, int port, String pathAndQuery) {
         Ports.Binding[] bindings = docker.inspectContainerCmd(NODES.get(node).getContainerId()).exec()
                 .getNetworkSettings().getPorts().getBindings().get(ExposedPort.tcp(port));
-        return URI.create("http://" + NODES.get(node).getHost() + ":" + bindings[0].getHostPortSpec() + pathAndQuery);
+        return URI.create("https://" + NODES.get(node).getHost() + ":" + bindings[0].getHostPortSpec() + pathAndQuery);
     }
 
     private static String encode(String text) {
@@ -336,7 +372,7 @@ class ClusterContainersIT {
             built = request.timeout(Duration.ofSeconds(10)).build();
         }
         try {
-            return HTTP.send(built, HttpResponse.BodyHandlers.ofString());
+            return http.send(built, HttpResponse.BodyHandlers.ofString());
         } catch (IOException e) {
             throw new AssertionError(built.method() + " " + built.uri() + ": " + e, e);
         } catch (InterruptedException e) {

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import javax.net.ssl.SSLContext;
 
 /**
  * A blocking v0 client for tests, as course clients use the API: one call per request, the status code and
@@ -18,9 +19,17 @@ public final class DhtClient {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final URI base;
+    private final HttpClient http;
 
     public DhtClient(URI base) {
         this.base = base;
+        this.http = HTTP;
+    }
+
+    /** A client of an https {@code base} that makes its TLS connections with {@code tls}. */
+    public DhtClient(URI base, SSLContext tls) {
+        this.base = base;
+        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(tls).build();
     }
 
     /** PUT with an optional {@code replicas} ("ack/from", null for the default); returns the status. */
@@ -80,9 +89,9 @@ public final class DhtClient {
         return base.resolve("/v0/entity?" + query);
     }
 
-    private static HttpResponse<byte[]> send(HttpRequest.Builder request) {
+    private HttpResponse<byte[]> send(HttpRequest.Builder request) {
         try {
-            return HTTP.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            return http.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

@@ -29,7 +29,7 @@ import org.springframework.util.FileSystemUtils;
 
 /**
  * N real nodes in this JVM, each its own Spring context with its own port, data dir, Netty resources and
- * LevelDB, talking to each other over HTTP on loopback (after Cassandra's in-JVM dtests). A node can be
+ * LevelDB, talking to each other over HTTP on loopback (HTTPS when the settings name {@code dht.tls.bundle}) (after Cassandra's in-JVM dtests). A node can be
  * stopped keeping its data and started again on the same port and dir. Each node's replica client carries a
  * {@link ReplicaFaults} filter and its server a {@link ServerFaults} filter for fault injection, and a node may
  * run on its own wall clock (a {@link Clock} bean, which the node's hybrid logical clock then reads).
@@ -77,7 +77,8 @@ public final class InProcessCluster
             throw new UncheckedIOException(e);
         }
         for (int i = 0; i < nodes.size(); i++) {
-            urls.add(URI.create("http://localhost:" + ports.get(i)));
+            String scheme = extraSettings.containsKey("dht.tls.bundle") ? "https" : "http";
+            urls.add(URI.create(scheme + "://localhost:" + ports.get(i)));
             dataDirs.add(root.resolve("node-" + i));
         }
         for (int i = 0; i < nodes.size(); i++) {
@@ -220,7 +221,7 @@ public final class InProcessCluster
     public int add(Map<String, String> settings) {
         int i = nodes.size();
         try {
-            urls.add(URI.create("http://localhost:" + NodeProcess.freePorts(1).get(0)));
+            urls.add(URI.create(urls.get(0).getScheme() + "://localhost:" + NodeProcess.freePorts(1).get(0)));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

@@ -1,6 +1,7 @@
 package dev.dht.peer.server;
 
 import dev.dht.peer.InternalProtocol;
+import dev.dht.web.ClientCertificate;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import org.springframework.http.HttpStatus;
@@ -14,7 +15,9 @@ import reactor.core.publisher.Mono;
 /**
  * Guards the internal endpoints: a request without the right {@link InternalProtocol#SECRET_HEADER} gets
  * 403, so clients cannot write records with forged timestamps. With no secret configured (a single node)
- * every internal request is refused. Compares in constant time; never blocks.
+ * every internal request is refused. A request over a TLS connection whose client certificate the server verified
+ * (against the trust store of {@code dht.tls.bundle}, the cluster's CA, with {@code dht.tls.client-auth} want or
+ * need) passes without the header: mutual TLS authenticates the peer. Compares in constant time; never blocks.
  */
 public final class ClusterSecretFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
     private final byte[] secret;
@@ -26,8 +29,9 @@ public final class ClusterSecretFilter implements HandlerFilterFunction<ServerRe
     @Override
     public Mono<ServerResponse> filter(ServerRequest request, HandlerFunction<ServerResponse> next) {
         String presented = request.headers().firstHeader(InternalProtocol.SECRET_HEADER);
-        boolean allowed = secret.length > 0 && presented != null
-                && MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8));
+        boolean allowed = ClientCertificate.isVerified(request.exchange().getRequest().getSslInfo())
+                || (secret.length > 0 && presented != null
+                        && MessageDigest.isEqual(secret, presented.getBytes(StandardCharsets.UTF_8)));
         if (!allowed) {
             return ServerResponse.status(HttpStatus.FORBIDDEN).contentType(MediaType.TEXT_PLAIN)
                     .bodyValue("internal endpoint: missing or wrong cluster secret\n");
