@@ -1,6 +1,7 @@
 /**
  * The cluster as this node sees it: its versioned view ({@link dev.dht.cluster.ClusterView}, stored in the data
- * dir), its members ({@link dev.dht.cluster.ClusterTopology}), the placement of keys on replicas by rendezvous
- * hashing ({@link dev.dht.cluster.ShardRouter}) and whether each peer answers.
+ * dir, with the membership change in progress), the view it acts on now ({@link dev.dht.cluster.Membership}), the
+ * placement of keys on replicas by rendezvous hashing, old and new sets during a change
+ * ({@link dev.dht.cluster.Placement}, {@link dev.dht.cluster.ShardRouter}) and whether each peer answers.
  */
 package dev.dht.cluster;

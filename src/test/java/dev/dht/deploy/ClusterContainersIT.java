@@ -92,6 +92,10 @@ class ClusterContainersIT {
     private static String clusterSecret;
     private static String readinessPath;
     private static long memoryLimit;
+    private static String nodeImage;
+    private static Path tlsDir;
+    private static LocalCertificateAuthority certificateAuthority;
+    private static List<EnvVar> tlsPatch;
 
     @BeforeAll
     static void startCluster() throws Exception {
@@ -136,27 +140,12 @@ class ClusterContainersIT {
                 .sslContext(ClusterTls.context(authority.certificate(), null)).build();
         List<EnvVar> tlsEnvironment = KubernetesManifests.read(TLS_PATCH, StatefulSet.class).getSpec().getTemplate()
                 .getSpec().getContainers().get(0).getEnv();
-        String dockerHost = DockerClientFactory.instance().dockerHostIpAddress();
+        nodeImage = image;
+        tlsDir = tls;
+        certificateAuthority = authority;
+        tlsPatch = tlsEnvironment;
         for (int ordinal = 0; ordinal < statefulSet.getSpec().getReplicas(); ordinal++) {
-            String podName = statefulSet.getMetadata().getName() + "-" + ordinal;
-            String name = podName + "." + statefulSet.getSpec().getServiceName();
-            authority.issue(List.of(name, "localhost", "127.0.0.1", dockerHost), Duration.ofDays(1))
-                    .writeTo(tls.resolve(podName + ".crt"), tls.resolve(podName + ".key"));
-            Map<String, String> environment = new LinkedHashMap<>(K8S.podEnvironment(ordinal, reference -> clusterSecret));
-            for (EnvVar variable : tlsEnvironment) {
-                environment.put(variable.getName(), variable.getValue().replace("$(POD_NAME)", podName));
-            }
-            GenericContainer<?> node = new GenericContainer<>(DockerImageName.parse(image))
-                    .withImagePullPolicy(imageName -> false)
-                    .withNetwork(network)
-                    .withNetworkAliases(name)
-                    .withEnv(environment)
-                    .withLabels(LABELS)
-                    .withExposedPorts(apiPort, managementPort)
-                    .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit))
-                    .waitingFor(Wait.forHttp(readinessPath).forPort(managementPort).usingTls().allowInsecure()
-                            .forStatusCode(200).withStartupTimeout(START_TIMEOUT));
-            NODES.add(node);
+            NODES.add(newNode(ordinal));
         }
         try (Stream<Path> files = Files.list(tls)) {
             for (Path file : files.toList()) {
@@ -166,6 +155,33 @@ class ClusterContainersIT {
             }
         }
         Startables.deepStart(NODES).join();
+    }
+
+    /**
+     * The container of pod {@code dht-ORDINAL}, as the StatefulSet and the TLS overlay make it, with its own
+     * certificate in {@link #tlsDir} (the other files are copied by the caller); not started.
+     */
+    private static GenericContainer<?> newNode(int ordinal) throws IOException {
+        StatefulSet statefulSet = K8S.one(StatefulSet.class);
+        String podName = statefulSet.getMetadata().getName() + "-" + ordinal;
+        String name = podName + "." + statefulSet.getSpec().getServiceName();
+        String dockerHost = DockerClientFactory.instance().dockerHostIpAddress();
+        certificateAuthority.issue(List.of(name, "localhost", "127.0.0.1", dockerHost), Duration.ofDays(1))
+                .writeTo(tlsDir.resolve(podName + ".crt"), tlsDir.resolve(podName + ".key"));
+        Map<String, String> environment = new LinkedHashMap<>(K8S.podEnvironment(ordinal, reference -> clusterSecret));
+        for (EnvVar variable : tlsPatch) {
+            environment.put(variable.getName(), variable.getValue().replace("$(POD_NAME)", podName));
+        }
+        return new GenericContainer<>(DockerImageName.parse(nodeImage))
+                .withImagePullPolicy(imageName -> false)
+                .withNetwork(network)
+                .withNetworkAliases(name)
+                .withEnv(environment)
+                .withLabels(LABELS)
+                .withExposedPorts(apiPort, managementPort)
+                .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit))
+                .waitingFor(Wait.forHttp(readinessPath).forPort(managementPort).usingTls().allowInsecure()
+                        .forStatusCode(200).withStartupTimeout(START_TIMEOUT));
     }
 
     @AfterAll
@@ -314,6 +330,56 @@ class ClusterContainersIT {
         assertThat(get(2, key + 1, "3/3").body()).isEqualTo("v-partition");
     }
 
+    /**
+     * {@code kubectl scale statefulset dht --replicas=4}, as containers: dht-3, not among the seeds, joins the running
+     * cluster by itself, becomes ready as a NORMAL member and serves every key; then it is decommissioned (as
+     * k8s/scale-down.sh does) and the three others hold everything again. The cluster ends as it began.
+     */
+    @Test
+    void aFourthContainerJoinsTheRunningClusterAndIsDecommissionedAgain() throws Exception {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            String key = newKey("join");
+            assertThat(put(i % 3, key, "v-" + key, "2/3").statusCode()).isEqualTo(201);
+            keys.add(key);
+        }
+        GenericContainer<?> joiner = newNode(3);
+        for (String file : List.of("ca.crt", "dht-3.crt", "dht-3.key")) {
+            joiner.withCopyFileToContainer(MountableFile.forHostPath(tlsDir.resolve(file), 0644), TLS_MOUNT + file);
+        }
+        try {
+            joiner.start(); // waits until it is ready: a NORMAL member
+            assertThat(send(HttpRequest.newBuilder(uri(joiner, managementPort, "/actuator/cluster"))).body())
+                    .contains("dht-3.dht:8080").doesNotContain("JOINING").contains("\"change\":null");
+            for (String key : keys) {
+                HttpResponse<String> read = send(HttpRequest.newBuilder(uri(joiner, apiPort,
+                        "/v0/entity?id=" + encode(key) + "&replicas=2/3")));
+                assertThat(read.statusCode()).as("GET 2/3 of %s through dht-3", key).isEqualTo(200);
+                assertThat(read.body()).isEqualTo("v-" + key);
+            }
+
+            HttpResponse<String> leave = send(HttpRequest.newBuilder(uri(joiner, managementPort,
+                            "/actuator/cluster/decommission")).header(InternalProtocol.SECRET_HEADER, clusterSecret)
+                    .POST(HttpRequest.BodyPublishers.noBody()));
+            assertThat(leave.statusCode()).as("decommission: %s", leave.body()).isEqualTo(202);
+            await("dht-3 left").atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(500)).ignoreExceptions()
+                    .until(() -> {
+                        String view = send(HttpRequest.newBuilder(uri(0, managementPort, "/actuator/cluster"))).body();
+                        return !view.contains("dht-3.dht") && view.contains("\"change\":null");
+                    });
+            assertThat(send(HttpRequest.newBuilder(uri(joiner, managementPort, readinessPath))).statusCode())
+                    .as("a node that left is never ready").isEqualTo(503);
+            for (String key : keys) {
+                assertThat(get(1, key, "2/3").body()).as("GET 2/3 of %s after dht-3 left", key).isEqualTo("v-" + key);
+            }
+        } finally {
+            Files.writeString(Files.createDirectories(PROJECT.resolve("target/failsafe-reports"))
+                    .resolve("ClusterContainersIT-dht-3.log"), joiner.getContainerId() == null ? "" : joiner.getLogs());
+            joiner.stop();
+        }
+        awaitWholeCluster();
+    }
+
     private static void awaitWholeCluster() {
         for (int node = 0; node < NODES.size(); node++) {
             awaitReady(node);
@@ -357,9 +423,13 @@ class ClusterContainersIT {
      * get another host port.
      */
     private static URI uri(int node, int port, String pathAndQuery) {
-        Ports.Binding[] bindings = docker.inspectContainerCmd(NODES.get(node).getContainerId()).exec()
+        return uri(NODES.get(node), port, pathAndQuery);
+    }
+
+    private static URI uri(GenericContainer<?> node, int port, String pathAndQuery) {
+        Ports.Binding[] bindings = docker.inspectContainerCmd(node.getContainerId()).exec()
                 .getNetworkSettings().getPorts().getBindings().get(ExposedPort.tcp(port));
-        return URI.create("https://" + NODES.get(node).getHost() + ":" + bindings[0].getHostPortSpec() + pathAndQuery);
+        return URI.create("https://" + node.getHost() + ":" + bindings[0].getHostPortSpec() + pathAndQuery);
     }
 
     private static String encode(String text) {
