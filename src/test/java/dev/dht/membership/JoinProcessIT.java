@@ -20,9 +20,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AutoClose;
@@ -30,7 +33,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A 4th node process joins a running 3-process cluster: refused (and retrying) while a member is down, then killed
+ * Joins over node processes. A 4th node process joins a running 3-process cluster: refused (and retrying) while a member is down, then killed
  * with SIGKILL mid-stream and restarted on the same data dir: it resumes the join, streams less than everything it
  * gains (its checkpoint skips what it stored before the kill), and ends a NORMAL member holding every key it gains.
  */
@@ -101,6 +104,75 @@ class JoinProcessIT {
             assertThat(read.statusCode()).as("%s at 3/3 through the joiner", key(i)).isEqualTo(200);
             assertThat(read.body()).isEqualTo(value(i));
         }
+    }
+
+    /**
+     * A member frozen (SIGSTOP) while a join streams holds the change: no later phase is entered without it (every
+     * member must take each view and drain). Writes through every node, the frozen one included, go on around it;
+     * after SIGCONT the join completes and every acknowledged write reads back at 2/3 through the joiner.
+     */
+    @Test
+    void aMemberFrozenAcrossAPhaseChangeHoldsTheJoinAndNoAcknowledgedWriteIsLost() throws Exception {
+        cluster = ProcessCluster.start(3, dir, JVM);
+        Map<String, String> acknowledged = new ConcurrentHashMap<>();
+        AtomicBoolean writing = new AtomicBoolean(true);
+        List<Thread> writers = new ArrayList<>();
+        for (int node = 0; node < 3; node++) {
+            int coordinator = cluster.url(node).getPort();
+            String prefix = "w" + node + "-";
+            Thread writer = new Thread(() -> {
+                for (int i = 0; writing.get(); i++) {
+                    try {
+                        HttpResponse<Void> put = http.send(HttpRequest.newBuilder(V0Uri.entity(coordinator, prefix + i))
+                                        .timeout(Duration.ofSeconds(30)).PUT(HttpRequest.BodyPublishers.ofString("v" + i))
+                                        .build(), HttpResponse.BodyHandlers.discarding());
+                        if (put.statusCode() == 201) {
+                            acknowledged.put(prefix + i, "v" + i);
+                        }
+                    } catch (Exception e) {
+                        // not acknowledged: nothing to check
+                    }
+                }
+            }, "writer-" + node);
+            writer.start();
+            writers.add(writer);
+        }
+        await().atMost(CHANGE_TIME).until(() -> acknowledged.size() > 300);
+
+        int port = NodeProcess.freePort();
+        joiner = NodeProcess.start(port, dir.resolve("data-frozen-joiner").toAbsolutePath(), dir.resolve("joiner.log"),
+                JVM, "--dht.self=http://localhost:" + port, "--dht.nodes=" + cluster.url(0),
+                "--dht.cluster-secret=" + cluster.secret(), "--dht.stream-rate=200");
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(50)).ignoreExceptions().until(() ->
+                view(cluster.url(0)).path("change").path("phase").asText().equals("streaming"));
+        signal("-STOP", cluster.node(1).pid());
+        try {
+            Thread.sleep(8_000);
+            JsonNode frozen = view(cluster.url(0));
+            assertThat(frozen.get("change").isNull()).as("the join waits for the frozen member: %s", frozen).isFalse();
+        } finally {
+            signal("-CONT", cluster.node(1).pid());
+        }
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(500)).untilAsserted(() -> {
+            JsonNode view = view(cluster.url(0));
+            assertThat(view.get("members").size()).isEqualTo(4);
+            assertThat(view.get("change").isNull()).as("join done: %s", view).isTrue();
+        });
+        writing.set(false);
+        for (Thread writer : writers) {
+            writer.join();
+        }
+        for (Map.Entry<String, String> entry : acknowledged.entrySet()) {
+            HttpResponse<String> read = http.send(HttpRequest.newBuilder(V0Uri.raw(port,
+                    "/v0/entity?id=" + entry.getKey() + "&replicas=2/3")).GET().build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(read.statusCode()).as("%s through the joiner", entry.getKey()).isEqualTo(200);
+            assertThat(read.body()).isEqualTo(entry.getValue());
+        }
+    }
+
+    private static void signal(String signal, long pid) throws Exception {
+        assertThat(new ProcessBuilder("kill", signal, Long.toString(pid)).start().waitFor()).isZero();
     }
 
     /** {@link #KEYS} values of 1 000 bytes at 2/3, 16 requests in flight; a 503 (overload) is sent again. */

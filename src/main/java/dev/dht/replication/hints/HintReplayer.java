@@ -105,20 +105,24 @@ final class HintReplayer implements AutoCloseable {
                 .flatMap(hint -> {
                     if (!replicates.test(peer, new KeyedRecord(hint.key(), hint.record()))) {
                         notReplica.increment();
-                        return Mono.just(hint); // deleted unsent with the acknowledged ones
+                        return Mono.just(new Done(hint, false)); // deleted unsent with the acknowledged ones
                     }
                     return replica.write(new String(hint.key(), StandardCharsets.UTF_8), hint.record())
-                            .thenReturn(hint)
+                            .thenReturn(new Done(hint, true))
                             .onErrorResume(error -> Mono.empty());
                 }, CONCURRENCY)
                 .collectList()
-                .flatMap(acknowledged -> acknowledged.isEmpty() ? Mono.empty() : delete(acknowledged));
+                .flatMap(done -> done.isEmpty() ? Mono.empty() : delete(done));
     }
 
-    private Mono<Void> delete(List<Hint> acknowledged) {
+    /** A hint done with: acknowledged by the peer ({@code sent}), or dropped unsent. */
+    private record Done(Hint hint, boolean sent) {
+    }
+
+    private Mono<Void> delete(List<Done> done) {
         return Mono.fromRunnable(() -> {
-            store.remove(acknowledged);
-            replayed.increment(acknowledged.size());
+            store.remove(done.stream().map(Done::hint).toList());
+            replayed.increment(done.stream().filter(Done::sent).count());
         }).subscribeOn(thread).then();
     }
 
