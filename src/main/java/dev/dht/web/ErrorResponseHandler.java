@@ -116,11 +116,12 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
 
     /**
      * A full disk says so (its message names the reserve), a body short of memory says why as admission control's
-     * 503s do; any other refusal is "overloaded, retry later".
+     * 503s do, a node that is no member says whether it is joining or has left; any other refusal is "overloaded,
+     * retry later".
      */
     private static String refusalMessage(OverloadedException refusal) {
         return switch (refusal.reason()) {
-            case DISK_FULL -> refusal.getMessage();
+            case DISK_FULL, NOT_A_MEMBER -> refusal.getMessage();
             case BODY_MEMORY -> "overloaded: " + refusal.getMessage() + ", retry later";
             default -> OVERLOADED;
         };

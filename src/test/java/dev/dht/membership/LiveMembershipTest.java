@@ -62,8 +62,9 @@ class LiveMembershipTest {
             assertThat(leaving.failures2of3.get()).as("2/3 requests that failed while every node was up").isZero();
             assertEveryWriteReadable(cluster, acknowledged, List.of(0, 1, 2));
             assertOwnersOnly(cluster, acknowledged, List.of(0, 1, 2));
-            assertThat(cluster.client(joiner).get("k-1", null).statusCode()).as("a node that left serves no client")
-                    .isEqualTo(503);
+            HttpResponse<byte[]> left = cluster.client(joiner).get("k-1", null);
+            assertThat(left.statusCode()).as("a node that left serves no client").isEqualTo(503);
+            assertThat(new String(left.body(), StandardCharsets.UTF_8)).contains("has left");
             assertThat(cluster.client(joiner).send("GET", "/actuator/health/readiness", new byte[0]).statusCode())
                     .isEqualTo(503);
 
