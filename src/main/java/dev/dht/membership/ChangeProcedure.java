@@ -196,9 +196,10 @@ public final class ChangeProcedure {
                 .then();
     }
 
-    /** A member's view: this node's own without a call. */
+    /** A member's view: this node's own (and its own cleanup) without a call. */
     private Mono<PeerView> view(Node node) {
-        return node.self() ? Mono.just(new PeerView(membership.view(), false)) : peers.get().view(node);
+        return node.self() ? Mono.fromSupplier(() -> new PeerView(membership.view(), cleanup.isPending()))
+                : peers.get().view(node);
     }
 
     /** Proposes {@code next} to the claimant of {@code base}, which takes it only at {@code base}'s epoch. */
