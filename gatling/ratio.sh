@@ -52,9 +52,11 @@ second over A's. Answered: 2xx, and 404 on GETs. 5xx and socket errors are failu
                       (repeatable; named in the report)
   --baseline-jar PATH node only: A is a dht node of this jar instead of the bare server (B is NODE_JAR or
                       target/dht.jar), e.g. to pair a change against the build before it
-  --tls               node only: B serves HTTPS (TLS 1.3, a throw-away openssl certificate for 127.0.0.1, Spring
-                      Boot PEM bundle; wrk keeps its connections, so handshakes are rare): A plain, B TLS. With
-                      --baseline-jar the same jar on both sides measures what TLS costs
+  --tls               B serves HTTPS (TLS 1.3, a throw-away openssl certificate for 127.0.0.1, Spring Boot PEM
+                      bundle; wrk keeps its connections, so handshakes are rare): A plain, B TLS. node: with
+                      --baseline-jar the same jar on both sides measures what TLS costs a node; cluster: A is a
+                      plain 3-node cluster and B one with TLS between clients and nodes and between peers (peers
+                      authenticated by certificate), both at --replicas
   --pin               wrk on CPU 0, every server on the other CPUs (taskset; needs 2 or more CPUs)
   --out DIR           results directory (default gatling/target/ratio/<time>)
 
@@ -99,13 +101,14 @@ install_traps
 [ -n "${NODE_JAR:-}" ] || build_dht_jar_if_missing
 hosts_of() { echo "$1" | sed 's#https\{0,1\}://##g'; }   # "http://h:p,http://h:p" -> "h:p,h:p"
 if [ "${TLS:-false}" = true ]; then
-  [ "$TARGET" = node ] || { echo "--tls is for node only" >&2; exit 2; }
   mkdir -p "$OUT/tls"
   openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -days 2 -subj /CN=127.0.0.1 \
     -addext subjectAltName=IP:127.0.0.1 -keyout "$OUT/tls/node.key" -out "$OUT/tls/node.crt" 2>/dev/null
   B_TLS_ARGS=(--dht.tls.bundle=dht "--spring.ssl.bundle.pem.dht.keystore.certificate=file:$OUT/tls/node.crt"
     "--spring.ssl.bundle.pem.dht.keystore.private-key=file:$OUT/tls/node.key"
     "--spring.ssl.bundle.pem.dht.truststore.certificate=file:$OUT/tls/node.crt")
+  # a cluster's peers present the certificate and are authenticated by it; wrk presents none (want, not need)
+  [ "$TARGET" = node ] || B_TLS_ARGS+=(--dht.tls.client-auth=want)
 fi
 if [ "$TARGET" = cluster ] && [ -n "${BASELINE_JAR:-}" ]; then echo "--baseline-jar is for node only" >&2; exit 2; fi
 if [ "$TARGET" = node ] && [ -n "${BASELINE_JAR:-}" ]; then
@@ -127,6 +130,13 @@ elif [ "$TARGET" = node ]; then
   STARTED_PIDS+=($!); pin_servers $!
   A_URLS="http://127.0.0.1:$port"; wait_ready "$A_URLS"
   mkdir -p "$OUT/node"; start_nodes "$OUT/node" 1; pin_servers "${PIDS[@]}"; B_URLS="$URLS"
+elif [ "${TLS:-false}" = true ]; then
+  A_NAME=cluster; B_NAME="cluster with TLS (client API and peers, peers by certificate)"
+  A_REPLICAS="$REPLICAS"; B_REPLICAS="$REPLICAS"
+  mkdir -p "$OUT/cluster"; start_nodes "$OUT/cluster" 3; pin_servers "${PIDS[@]}"; A_URLS="$URLS"
+  NODE_SCHEME=https; NODE_TLS_ARGS=("${B_TLS_ARGS[@]}")
+  mkdir -p "$OUT/cluster-tls"; start_nodes "$OUT/cluster-tls" 3; pin_servers "${PIDS[@]}"; B_URLS="$URLS"
+  NODE_SCHEME=http; NODE_TLS_ARGS=()
 else
   A_NAME=node; B_NAME=cluster; A_REPLICAS=""; B_REPLICAS="$REPLICAS"
   mkdir -p "$OUT/node"; start_nodes "$OUT/node" 1; pin_servers "${PIDS[@]}"; A_URLS="$URLS"
