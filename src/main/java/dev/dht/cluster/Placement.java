@@ -65,6 +65,26 @@ public final class Placement {
         return size;
     }
 
+    /**
+     * The replica count a record written with {@code from} is placed with: {@code from}, or {@link #size()} (at
+     * least 1) if {@code from} is 0 (unknown: a record of format 0) or above it (a cluster that shrank). Repair,
+     * streaming, cleanup and hint replay place records by it.
+     */
+    public int placedFrom(int from) {
+        int members = Math.max(1, size);
+        return from == 0 || from > members ? members : from;
+    }
+
+    /** True if {@code replicas} holds the node with base URL {@code node}, whatever its {@link Node#self()} flag. */
+    public static boolean contains(List<Node> replicas, URI node) {
+        for (Node replica : replicas) {
+            if (replica.url().equals(node)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** True while a change is in progress: writes go to {@link #oldReplicas} and {@link #newReplicas}. */
     public boolean changing() {
         return view.change() != null;

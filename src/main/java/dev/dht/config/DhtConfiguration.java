@@ -256,19 +256,9 @@ public class DhtConfiguration {
      */
     private static boolean replicates(Membership membership, Node peer, KeyedRecord hint) {
         Placement placement = membership.placement();
-        int size = Math.max(1, placement.size());
-        int from = hint.record().from() == 0 ? size : Math.min(hint.record().from(), size);
-        return contains(placement.oldReplicasAtMost(hint.key(), from), peer)
-                || contains(placement.newReplicasAtMost(hint.key(), from), peer);
-    }
-
-    private static boolean contains(List<Node> nodes, Node node) {
-        for (Node candidate : nodes) {
-            if (candidate.url().equals(node.url())) {
-                return true;
-            }
-        }
-        return false;
+        int from = placement.placedFrom(hint.record().from());
+        return Placement.contains(placement.oldReplicasAtMost(hint.key(), from), peer.url())
+                || Placement.contains(placement.newReplicasAtMost(hint.key(), from), peer.url());
     }
 
     /**

@@ -176,7 +176,7 @@ public final class OwnershipCleanup {
 
     /** True if this node is among the replicas of {@code entry}'s key under {@code placement}. */
     private static boolean owned(Placement placement, KeyedRecord entry) {
-        return RecordStreaming.contains(placement.newReplicasAtMost(entry.key(),
-                RecordStreaming.fromOf(entry.record(), placement)), placement.self());
+        return Placement.contains(placement.newReplicasAtMost(entry.key(), placement.placedFrom(entry.record().from())),
+                placement.self().url());
     }
 }

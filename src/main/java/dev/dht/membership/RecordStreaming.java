@@ -8,7 +8,6 @@ import dev.dht.cluster.Placement;
 import dev.dht.peer.PeerClient;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
-import dev.dht.storage.Record;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
@@ -98,10 +97,10 @@ public final class RecordStreaming {
         URI to = gainer.url();
         byte[] start = after == null ? FIRST_KEY : Arrays.copyOf(after, after.length + 1); // the next key after it
         return store.range(start, null).filter(entry -> {
-            int from = fromOf(entry.record(), placement);
+            int from = placement.placedFrom(entry.record().from());
             List<Node> old = placement.oldReplicasAtMost(entry.key(), from);
-            return contains(old, self) && !contains(old, to)
-                    && contains(placement.newReplicasAtMost(entry.key(), from), to);
+            return Placement.contains(old, self) && !Placement.contains(old, to)
+                    && Placement.contains(placement.newReplicasAtMost(entry.key(), from), to);
         });
     }
 
@@ -191,26 +190,5 @@ public final class RecordStreaming {
     /** Encoded bytes of {@link #records()}. */
     public long bytes() {
         return bytesOfChange.get();
-    }
-
-    /** The replica count a record is placed with: its {@code from}, or the cluster's size if unknown or above. */
-    static int fromOf(Record record, Placement placement) {
-        int size = Math.max(1, placement.size());
-        int from = record.from();
-        return from == 0 || from > size ? size : from;
-    }
-
-    private static boolean contains(List<Node> nodes, URI node) {
-        for (Node candidate : nodes) {
-            if (candidate.url().equals(node)) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** True if {@code node} is among {@code nodes}. */
-    static boolean contains(List<Node> nodes, Node node) {
-        return contains(nodes, node.url());
     }
 }

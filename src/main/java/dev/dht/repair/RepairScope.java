@@ -26,9 +26,7 @@ public final class RepairScope {
 
     /** The replica count {@code record} counts with: its {@code from}, or n if that is 0 (unknown) or above n. */
     public int fromOf(Record record) {
-        int clusterSize = placement.get().size();
-        int from = record.from();
-        return from == 0 || from > clusterSize ? clusterSize : from;
+        return placement.get().placedFrom(record.from());
     }
 
     /** True if {@code node} is one of the first {@link #fromOf} replicas of {@code key}. */
