@@ -5,18 +5,27 @@ import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.Placement;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.PeerClient;
+import dev.dht.peer.StreamPart;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
+import dev.dht.storage.Record;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.Supplier;
+import net.openhft.hashing.LongHashFunction;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -26,19 +35,30 @@ import reactor.util.retry.Retry;
 
 /**
  * Moves the records a node gains in a membership change (Cassandra's bootstrap and decommission streaming, Riak's
- * handoff). A key's gainers are its new replicas that were not old ones ({@link Placement}); each gainer pulls the
- * key from every old replica that is alive (not the node a removenode removes), the union, newest record winning
- * as in any write, so a record that only one old replica held still arrives (CASSANDRA-2434 streamed from one
- * replica only).
+ * handoff). A key's gainers are its new replicas that were not old ones ({@link Placement}); a gainer must end with
+ * the newest version any live old replica holds (the union: CASSANDRA-2434 streamed from one replica only and lost
+ * what only another held), without receiving each record once per old replica.
  *
- * <p>A source scans its whole store in key order on its storage threads, with backpressure, and sends the records
- * the caller gains ({@link #outgoing}); the gainer stores them in batches and checkpoints the last key stored per
- * source ({@link StreamProgress}), so a gainer killed and restarted asks for the rest only. A source that fails is
- * asked again every {@link #RETRY_DELAY} until the stream completes (the change waits; an operator can abort it).
+ * <p>So each gainer pulls in two passes from every live old replica (not the node a removenode removes) at once:
+ * <ol>
+ *   <li>{@link StreamPart#PRIMARY}: each source sends in full the records whose primary source it is (the first old
+ *       replica of the key), so every gained key arrives once;</li>
+ *   <li>{@link StreamPart#DIGESTS}, after every first pass completed: each source sends a digest (key, timestamp,
+ *       value hash) of the other gained records it holds; the gainer reads from that source only the ones where it
+ *       misses that version ({@link #pullMissing}), newest record winning as in any write.</li>
+ * </ol>
+ * With three old replicas of 1 KiB records this moves about one record and two 40-byte digests per gained key
+ * instead of three records (docs/membership.md, "Streaming").
  *
- * <p>Paced at {@code dht.stream-rate} records per second per source, so streaming takes a bounded share of the
- * gainer's storage threads and disk while it serves clients. Meters: Counters {@code dht.stream.records} and {@code dht.stream.bytes} (records stored here from sources,
- * and their encoded bytes). Non-blocking; the checkpoint file is written on the bounded-elastic scheduler.
+ * <p>A source scans its whole store in key order on its storage threads, with backpressure, and sends its part
+ * ({@link #outgoing}); the gainer stores in batches and checkpoints the last key done per source and pass
+ * ({@link StreamProgress}), so a gainer killed and restarted asks for the rest only. A source that fails is asked
+ * again every {@link #RETRY_DELAY} until the stream completes (the change waits; an operator can abort it).
+ *
+ * <p>Paced at {@code dht.stream-rate} records (or digests) per second per source, so streaming takes a bounded share
+ * of the gainer's storage threads and disk while it serves clients. Meters: Counters {@code dht.stream.records} and
+ * {@code dht.stream.bytes} (records stored here from sources, and their encoded bytes; digests are not counted).
+ * Non-blocking; the checkpoint file is written on the bounded-elastic scheduler.
  */
 public final class RecordStreaming {
     /** Records stored per local write batch. */
@@ -49,6 +69,7 @@ public final class RecordStreaming {
     static final Duration RETRY_DELAY = Duration.ofSeconds(2);
     private static final Logger log = LoggerFactory.getLogger(RecordStreaming.class);
     private static final byte[] FIRST_KEY = new byte[0];
+    private static final LongHashFunction VALUE_HASH = LongHashFunction.xx3();
 
     private final Membership membership;
     private final LocalStore store;
@@ -79,14 +100,14 @@ public final class RecordStreaming {
     }
 
     /**
-     * The records of this node's store that {@code gainer} gains in the change in progress and this node held
-     * before it, after key {@code after} (null: from the first), in key order, tombstones included. The scan runs on
-     * the storage threads with backpressure.
+     * The {@code part} of the records of this node's store that {@code gainer} gains in the change in progress and
+     * this node held before it, after key {@code after} (null: from the first), in key order, tombstones included.
+     * The scan runs on the storage threads with backpressure.
      *
      * @throws ChangeRefusedException if no change is in progress here, or its epoch is not {@code epoch} and this
      *                                node cannot tell the caller's placement (409)
      */
-    public Flux<KeyedRecord> outgoing(Node gainer, long epoch, byte[] after) {
+    public Flux<KeyedRecord> outgoing(Node gainer, long epoch, byte[] after, StreamPart part) {
         Placement placement = membership.placement();
         ClusterChange change = placement.view().change();
         if (change == null) {
@@ -95,13 +116,43 @@ public final class RecordStreaming {
         }
         URI self = membership.self();
         URI to = gainer.url();
+        URI removed = change.kind() == ChangeKind.REMOVENODE ? change.node() : null;
         byte[] start = after == null ? FIRST_KEY : Arrays.copyOf(after, after.length + 1); // the next key after it
-        return store.range(start, null).filter(entry -> {
+        return store.range(start, null).handle((entry, sink) -> {
             int from = placement.placedFrom(entry.record().from());
             List<Node> old = placement.oldReplicasAtMost(entry.key(), from);
-            return Placement.contains(old, self) && !Placement.contains(old, to)
-                    && Placement.contains(placement.newReplicasAtMost(entry.key(), from), to);
+            if (!Placement.contains(old, self) || Placement.contains(old, to)
+                    || !Placement.contains(placement.newReplicasAtMost(entry.key(), from), to)) {
+                return;
+            }
+            if (part == StreamPart.ALL) {
+                sink.next(entry);
+            } else if ((part == StreamPart.PRIMARY) == self.equals(primarySource(old, removed))) {
+                sink.next(part == StreamPart.PRIMARY ? entry : new KeyedRecord(entry.key(), digest(entry.record())));
+            }
         });
+    }
+
+    /** The first of {@code old} that is not {@code removed}: the one source that sends the key in full. */
+    static URI primarySource(List<Node> old, URI removed) {
+        for (Node node : old) {
+            if (!node.url().equals(removed)) {
+                return node.url();
+            }
+        }
+        return null;
+    }
+
+    /**
+     * {@code record} with its value replaced by the value's 8-byte xxHash3 (a tombstone as it is): equal for two
+     * copies of one version, different (but for a hash collision at an equal timestamp) otherwise.
+     */
+    static Record digest(Record record) {
+        if (record.isTombstone()) {
+            return record;
+        }
+        byte[] hash = ByteBuffer.allocate(Long.BYTES).putLong(VALUE_HASH.hashBytes(record.value())).array();
+        return Record.value(record.timestamp(), hash, record.from(), record.expiresAtMillis());
     }
 
     /**
@@ -127,48 +178,114 @@ public final class RecordStreaming {
                 .filter(node -> !(change.kind() == ChangeKind.REMOVENODE && node.url().equals(change.node())))
                 .toList();
         long started = System.nanoTime();
+        int parallel = Math.max(1, sources.size());
         return Mono.fromCallable(() -> StreamProgress.load(dataDir, epoch))
                 .subscribeOn(Schedulers.boundedElastic())
                 .flatMap(progress -> Flux.fromIterable(sources)
-                        .flatMap(source -> pullFrom(source, self, epoch, progress), Math.max(1, sources.size()))
+                        .flatMap(source -> pullRecords(source, self, epoch, progress), parallel)
+                        .thenMany(Flux.fromIterable(sources)
+                                .flatMap(source -> pullMissing(source, self, epoch, progress), parallel))
                         .then())
                 .doOnSuccess(done -> log.info("streaming for the {} of {}: {} records, {} bytes stored here in {} ms",
                         change.kind().token(), change.node(), recordsOfChange.get(), bytesOfChange.get(),
                         Duration.ofNanos(System.nanoTime() - started).toMillis()));
     }
 
-    /** One source's stream, stored in batches with checkpoints, retried from the last checkpoint on failure. */
-    private Mono<Void> pullFrom(Node source, Node self, long epoch, StreamProgress progress) {
-        URI url = source.url();
-        if (progress.isDone(url)) {
+    /** First pass: the records whose primary source {@code source} is, stored as they come. */
+    private Mono<Void> pullRecords(Node source, Node self, long epoch, StreamProgress progress) {
+        return pull(source, self, epoch, progress, StreamPart.PRIMARY, store::writeAll);
+    }
+
+    /**
+     * Second pass, after every first pass completed: the digests of the other records {@code source} holds; the
+     * ones this node misses (absent here, or here in an older or other version) are read from {@code source} in
+     * batches of {@link InternalProtocol#READ_BATCH_MAX_KEYS} and stored.
+     */
+    private Mono<Void> pullMissing(Node source, Node self, long epoch, StreamProgress progress) {
+        return pull(source, self, epoch, progress, StreamPart.DIGESTS, digests -> {
+            List<byte[]> keys = digests.stream().map(KeyedRecord::key).toList();
+            return store.readAll(keys, Integer.MAX_VALUE).flatMap(held -> {
+                List<byte[]> missing = new ArrayList<>();
+                List<KeyedRecord> tombstones = new ArrayList<>();
+                for (int i = 0; i < digests.size(); i++) {
+                    Record theirs = digests.get(i).record();
+                    Record ours = held.get(i).orElse(null);
+                    if (ours != null && (digest(ours).equals(theirs) || theirs.timestamp() < ours.timestamp())) {
+                        continue;
+                    }
+                    if (theirs.isTombstone()) {
+                        tombstones.add(digests.get(i)); // a tombstone's digest is the tombstone
+                    } else {
+                        missing.add(keys.get(i));
+                    }
+                }
+                Mono<Void> stored = tombstones.isEmpty() ? Mono.empty()
+                        : store.writeAll(tombstones).then(Mono.fromRunnable(() -> counted(tombstones)));
+                return stored.thenMany(Flux.fromIterable(missing))
+                        .buffer(InternalProtocol.READ_BATCH_MAX_KEYS)
+                        .concatMap(batch -> fetch(source, batch), 1)
+                        .then();
+            });
+        });
+    }
+
+    /** {@code keys} read from {@code source} (one by one where its batch answer left them out), then stored. */
+    private Mono<Void> fetch(Node source, List<byte[]> keys) {
+        PeerClient client = peers.get();
+        return client.readBatch(source, keys)
+                .flatMapMany(answers -> Flux.range(0, keys.size()).concatMap(i -> {
+                    Optional<Record> answer = answers.get(i);
+                    Mono<Optional<Record>> read = answer != null ? Mono.just(answer)
+                            : client.read(source, new String(keys.get(i), StandardCharsets.UTF_8));
+                    return read.flatMap(record -> Mono.justOrEmpty(record.map(r -> new KeyedRecord(keys.get(i), r))));
+                }, 1))
+                .collectList()
+                .flatMap(fetched -> fetched.isEmpty() ? Mono.<Void>empty() : store.writeAll(fetched).then(Mono.fromRunnable(() -> counted(fetched))));
+    }
+
+    /**
+     * One source's stream of {@code part}, handed to {@code handler} in batches of {@link #BATCH} with checkpoints,
+     * retried from the last checkpoint on failure.
+     */
+    private Mono<Void> pull(Node source, Node self, long epoch, StreamProgress progress, StreamPart part,
+                            Function<List<KeyedRecord>, Mono<Void>> handler) {
+        String stream = StreamProgress.stream(source.url(), part == StreamPart.DIGESTS);
+        if (progress.isDone(stream)) {
             return Mono.empty();
         }
         AtomicLong sinceCheckpoint = new AtomicLong();
         long nanosPerBatch = 1_000_000_000L * BATCH / recordsPerSecond;
         AtomicLong nextBatchAt = new AtomicLong(System.nanoTime());
-        return Flux.defer(() -> peers.get().stream(source, self, epoch, progress.after(url)))
+        return Flux.defer(() -> peers.get().stream(source, self, epoch, progress.after(stream), part))
                 .buffer(BATCH)
-                .concatMap(batch -> pace(nextBatchAt, nanosPerBatch).then(store.writeAll(batch)).then(Mono.defer(() -> {
-                    long size = 0;
-                    for (KeyedRecord entry : batch) {
-                        size += entry.key().length + entry.record().encodedSize();
+                .concatMap(batch -> pace(nextBatchAt, nanosPerBatch).then(handler.apply(batch)).then(Mono.defer(() -> {
+                    if (part != StreamPart.DIGESTS) {
+                        counted(batch);
                     }
-                    records.increment(batch.size());
-                    bytes.increment(size);
-                    recordsOfChange.addAndGet(batch.size());
-                    bytesOfChange.addAndGet(size);
                     byte[] last = batch.get(batch.size() - 1).key();
                     if (sinceCheckpoint.addAndGet(batch.size()) < CHECKPOINT_EVERY) {
                         return Mono.empty();
                     }
                     sinceCheckpoint.set(0);
-                    return Mono.fromRunnable(() -> progress.stored(url, last)).subscribeOn(Schedulers.boundedElastic());
+                    return Mono.fromRunnable(() -> progress.stored(stream, last)).subscribeOn(Schedulers.boundedElastic());
                 })), 1)
-                .then(Mono.fromRunnable(() -> progress.finished(url)).subscribeOn(Schedulers.boundedElastic()))
-                .doOnError(error -> log.warn("streaming from {} failed ({}); again in {} s from the last checkpoint",
-                        source, error.toString(), RETRY_DELAY.toSeconds()))
+                .then(Mono.fromRunnable(() -> progress.finished(stream)).subscribeOn(Schedulers.boundedElastic()))
+                .doOnError(error -> log.warn("streaming {} from {} failed ({}); again in {} s from the last checkpoint",
+                        part.token(), source, error.toString(), RETRY_DELAY.toSeconds()))
                 .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY))
                 .then();
+    }
+
+    /** Counts {@code batch}, stored here, in the meters and the change's progress. */
+    private void counted(List<KeyedRecord> batch) {
+        long size = 0;
+        for (KeyedRecord entry : batch) {
+            size += entry.key().length + entry.record().encodedSize();
+        }
+        records.increment(batch.size());
+        bytes.increment(size);
+        recordsOfChange.addAndGet(batch.size());
+        bytesOfChange.addAndGet(size);
     }
 
     /**

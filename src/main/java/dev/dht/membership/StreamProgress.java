@@ -13,21 +13,25 @@ import java.util.Map;
 
 /**
  * How far this node got pulling the records it gains in one change ({@value #FILE_NAME} in the data dir): per
- * source node, the last key stored, so a node killed mid-stream and restarted asks each source only for the keys
- * after it. Each source sends in key order and the checkpoint is written only after the records before it are
+ * source node and pass (its records, then its digests; see {@link RecordStreaming}), the last key stored, so a node
+ * killed mid-stream and restarted asks each source only for the keys after it. Each source sends in key order and the checkpoint is written only after the records before it are
  * stored, so nothing is skipped. Kept for the streaming epoch it names; another epoch starts afresh.
  *
- * <p>Format, text lines: {@code epoch N}, then {@code source URL KEY} with the key in unpadded base64url
- * ({@code -} for none yet) and {@code done} appended once that source finished. Blocking file I/O: call off event
+ * <p>Format, text lines: {@code epoch N}, then {@code PASS URL KEY}, the pass {@code source} (the records) or
+ * {@code digests}, with the key in unpadded base64url ({@code -} for none yet) and {@code done} appended once that
+ * stream finished. Blocking file I/O: call off event
  * loops. Thread-safe: the streams of several sources record their progress in it at once.
  */
 final class StreamProgress {
     /** The file's name in {@code dht.data-dir}. */
     static final String FILE_NAME = "dht-stream-progress";
+    private static final String RECORDS = "source";
+    private static final String DIGESTS = "digests";
     private final Path file;
     private final long epoch;
-    private final Map<URI, byte[]> lastKeys = new LinkedHashMap<>();
-    private final Map<URI, Boolean> done = new LinkedHashMap<>();
+    /** Keyed by pass and source URL, e.g. {@code source http://a:8080}. */
+    private final Map<String, byte[]> lastKeys = new LinkedHashMap<>();
+    private final Map<String, Boolean> done = new LinkedHashMap<>();
 
     private StreamProgress(Path file, long epoch) {
         this.file = file;
@@ -47,8 +51,8 @@ final class StreamProgress {
             }
             for (int i = 1; i < lines.length; i++) {
                 String[] words = lines[i].split(" ");
-                if (words.length >= 3 && words[0].equals("source")) {
-                    URI source = URI.create(words[1]);
+                if (words.length >= 3 && (words[0].equals(RECORDS) || words[0].equals(DIGESTS))) {
+                    String source = words[0] + " " + words[1];
                     progress.lastKeys.put(source, words[2].equals("-") ? null : Base64.getUrlDecoder().decode(words[2]));
                     progress.done.put(source, words.length > 3 && words[3].equals("done"));
                 }
@@ -59,24 +63,29 @@ final class StreamProgress {
         return progress;
     }
 
-    /** The last key stored from {@code source}, or null to start from the first. */
-    synchronized byte[] after(URI source) {
+    /** The stream of {@code source}'s records ({@code digests} false) or digests, as this file names it. */
+    static String stream(URI source, boolean digests) {
+        return (digests ? DIGESTS : RECORDS) + " " + source;
+    }
+
+    /** The last key stored from {@code source} (a {@link #stream}), or null to start from the first. */
+    synchronized byte[] after(String source) {
         return lastKeys.get(source);
     }
 
     /** True if everything {@code source} had to send is stored. */
-    synchronized boolean isDone(URI source) {
+    synchronized boolean isDone(String source) {
         return done.getOrDefault(source, false);
     }
 
     /** Records that every key of {@code source} up to {@code lastKey} is stored, durably. */
-    synchronized void stored(URI source, byte[] lastKey) {
+    synchronized void stored(String source, byte[] lastKey) {
         lastKeys.put(source, lastKey);
         write();
     }
 
     /** Records that {@code source} finished, durably. */
-    synchronized void finished(URI source) {
+    synchronized void finished(String source) {
         lastKeys.putIfAbsent(source, null);
         done.put(source, true);
         write();
@@ -84,9 +93,9 @@ final class StreamProgress {
 
     private void write() {
         StringBuilder text = new StringBuilder("epoch ").append(epoch).append('\n');
-        for (Map.Entry<URI, byte[]> entry : lastKeys.entrySet()) {
+        for (Map.Entry<String, byte[]> entry : lastKeys.entrySet()) {
             byte[] key = entry.getValue();
-            text.append("source ").append(entry.getKey()).append(' ')
+            text.append(entry.getKey()).append(' ')
                     .append(key == null ? "-" : Base64.getUrlEncoder().withoutPadding().encodeToString(key))
                     .append(done.getOrDefault(entry.getKey(), false) ? " done" : "").append('\n');
         }

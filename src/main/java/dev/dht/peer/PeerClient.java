@@ -162,13 +162,14 @@ public final class PeerClient {
     }
 
     /**
-     * {@link PeerEndpoint#STREAM}: the records {@code self} gains from {@code peer} in the change at {@code epoch},
-     * after key {@code after} (null: from the first), in key order. No timeout: the caller paces the stream.
+     * {@link PeerEndpoint#STREAM}: the {@code part} of the records {@code self} gains from {@code peer} in the
+     * change at {@code epoch}, after key {@code after} (null: from the first), in key order. No timeout: the caller
+     * paces the stream.
      */
-    public Flux<KeyedRecord> stream(Node peer, Node self, long epoch, byte[] after) {
+    public Flux<KeyedRecord> stream(Node peer, Node self, long epoch, byte[] after, StreamPart part) {
         String afterText = after == null ? null : new String(after, StandardCharsets.UTF_8);
         return frames(PeerEndpoint.STREAM, peer, PeerEndpoint.STREAM.uri(peer, self.url().toString(),
-                Long.toString(epoch), afterText));
+                Long.toString(epoch), afterText, part == StreamPart.ALL ? null : part.token()));
     }
 
     /** {@link PeerEndpoint#PULL}: completes once {@code peer} has pulled what it gains in the change at {@code epoch}. */

@@ -63,11 +63,12 @@ public enum PeerEndpoint {
      */
     PROPOSE_VIEW(HttpMethod.POST, InternalProtocol.VIEW_PATH, Timeout.PACED, null, "expect"),
     /**
-     * {@code GET /internal/cluster/stream?peer=URL&epoch=E[&after=KEY]}: 200 with the records the node {@code URL}
-     * gains in the change in progress at epoch {@code E} and this node held before it (keys after {@code KEY}, in
-     * key order, tombstones included) as {@link RangeFrameCodec} frames; 409 if this node's change is another one.
+     * {@code GET /internal/cluster/stream?peer=URL&epoch=E[&after=KEY][&part=P]}: 200 with the records the node
+     * {@code URL} gains in the change in progress at epoch {@code E} and this node held before it (keys after
+     * {@code KEY}, in key order, tombstones included) as {@link RangeFrameCodec} frames, all of them or the
+     * {@link StreamPart} {@code P}; 409 if this node's change is another one, 400 for an unknown part.
      */
-    STREAM(HttpMethod.GET, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "peer", "epoch", "after"),
+    STREAM(HttpMethod.GET, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "peer", "epoch", "after", "part"),
     /**
      * {@code POST /internal/cluster/stream?epoch=E}: the node pulls every record it gains in the change at epoch
      * {@code E} from every live node that held it before; 200 once all are stored, 409 if it holds another change.

@@ -5,13 +5,18 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.Placement;
+import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -72,6 +77,56 @@ class MembershipChangeSafetyTest {
             } else {
                 assertThat(resurrected).as("without cleanup, a former owner brings deleted keys back").isPositive();
             }
+        }
+    }
+
+    /**
+     * Each old replica sends in full only the keys it is the first replica of, and digests of the rest; a version
+     * that only another replica holds (newer there, or absent on the first) still reaches the joiner.
+     */
+    @Test
+    void theJoinerGetsTheNewestVersionWhereverOnlyOneOldReplicaHoldsIt() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, Map.of())) {
+            int keys = 300;
+            for (int i = 0; i < keys; i++) {
+                assertThat(cluster.client(0).put("u-" + i, "v0", "3/3")).isEqualTo(201);
+            }
+            Map<String, String> newest = new HashMap<>();
+            Map<String, Integer> heldBy = new HashMap<>();
+            for (int i = 0; i < keys; i++) {
+                String id = i % 2 == 0 ? "u-" + i : "only-" + i; // a newer version on one node, or a key only it has
+                int node = i % 3;
+                Record stored = cluster.storedAt(node, "u-" + i);
+                Record version = Record.value(stored.timestamp() + 1, ("new-" + node).getBytes(StandardCharsets.UTF_8),
+                        3, 0);
+                assertThat(cluster.bean(node, LocalStore.class).write(id.getBytes(StandardCharsets.UTF_8), version)
+                        .block()).isTrue();
+                newest.put(id, "new-" + node);
+                heldBy.put(id, node);
+            }
+
+            int joiner = cluster.add(Map.of());
+            awaitMembers(cluster, 4);
+            Placement joined = new Placement(ClusterView.initial(List.of(cluster.url(0), cluster.url(1),
+                    cluster.url(2)), 3).withJoining(cluster.url(joiner)));
+            int gained = 0;
+            int fromASecondReplica = 0;
+            for (Map.Entry<String, String> key : newest.entrySet()) {
+                byte[] id = key.getKey().getBytes(StandardCharsets.UTF_8);
+                if (!Placement.contains(joined.newReplicas(id, 3), cluster.url(joiner))) {
+                    continue;
+                }
+                gained++;
+                URI holder = cluster.url(heldBy.get(key.getKey()));
+                fromASecondReplica += joined.oldReplicas(id, 3).get(0).url().equals(holder) ? 0 : 1;
+                Record arrived = cluster.storedAt(joiner, key.getKey());
+                assertThat(arrived).as("%s on the joiner", key.getKey()).isNotNull();
+                assertThat(new String(arrived.value(), StandardCharsets.UTF_8)).as(key.getKey())
+                        .isEqualTo(key.getValue());
+            }
+            assertThat(gained).isGreaterThan(keys / 2);
+            assertThat(fromASecondReplica).as("gained keys whose newest version only a second replica held")
+                    .isGreaterThan(gained / 3);
         }
     }
 

@@ -11,6 +11,7 @@ import dev.dht.membership.RecordStreaming;
 import dev.dht.membership.ViewExchange;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.RangeFrameCodec;
+import dev.dht.peer.StreamPart;
 import dev.dht.web.BadRequestException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -64,10 +65,16 @@ public final class InternalClusterHandler {
         Node peer = new Node(url(RequestParameters.required(request, "peer")), false);
         long epoch = epoch(RequestParameters.required(request, "epoch"));
         byte[] after = request.queryParam("after").map(key -> key.getBytes(StandardCharsets.UTF_8)).orElse(null);
+        StreamPart part;
+        try {
+            part = StreamPart.of(request.queryParam("part").orElse(null));
+        } catch (IllegalArgumentException unknown) {
+            throw new BadRequestException(unknown.getMessage());
+        }
         try {
             return ServerResponse.ok()
                     .contentType(MediaType.APPLICATION_OCTET_STREAM)
-                    .body(BodyInserters.fromDataBuffers(RangeFrameCodec.encode(streaming.outgoing(peer, epoch, after),
+                    .body(BodyInserters.fromDataBuffers(RangeFrameCodec.encode(streaming.outgoing(peer, epoch, after, part),
                             DefaultDataBufferFactory.sharedInstance)));
         } catch (ChangeRefusedException refused) {
             return text(HttpStatus.CONFLICT, refused.getMessage());
