@@ -132,6 +132,8 @@ public final class Coordinator {
     /**
      * Blocking read repair (Cassandra's): sends {@code newest} to every answering replica that returned an older
      * record or none, and completes once all of them applied it, so the client's answer waits for the repair.
+     * While the membership changes, the record's replicas in both sets that did not answer get it too (issue #32:
+     * read repair writes to both sets); their failures do not fail the read.
      * Then {@code ack} replicas hold what the read returned, and a later read, whose {@code ack} replicas overlap
      * them when {@code 2 * ack > from}, never returns an older record (monotonic quorum reads). Completes at once
      * when the answers agree (the common case). Only replicas among the first {@code from} of the key as the
@@ -164,9 +166,40 @@ public final class Coordinator {
         if (toRepair == null) {
             return Mono.empty();
         }
-        return QuorumCollector.awaitAcks(ReplicaPlan.forReadRepair(toRepair, timeout), replica -> replica.write(id, newest)
+        Mono<Void> blocking = repair(id, newest, toRepair);
+        List<Replica> unanswered = placement.changing() ? unanswered(id, newest, answers, placement) : List.of();
+        if (unanswered.isEmpty()) {
+            return blocking;
+        }
+        // the set this phase does not read gets the record too (a joiner must not miss what a read repaired); its
+        // failures do not fail the read, but the read waits for it, so no repair lands after the request's epoch
+        return Mono.whenDelayError(blocking, repair(id, newest, unanswered).onErrorResume(error -> Mono.empty()));
+    }
+
+    /** Sends {@code newest} to each of {@code targets}; completes once all applied it, fails if one did not. */
+    private Mono<Void> repair(String id, Record newest, List<Replica> targets) {
+        return QuorumCollector.awaitAcks(ReplicaPlan.forReadRepair(targets, timeout), replica -> replica.write(id, newest)
                 .doOnSuccess(applied -> repairsSent.increment())
                 .doOnError(error -> repairsFailed.increment()));
+    }
+
+    /**
+     * During a membership change, the record's replicas in the old and the new set that did not answer the read
+     * (the other set's, and any of the read set not asked).
+     */
+    private List<Replica> unanswered(String id, Record newest, List<ReplicaRead> answers, Placement placement) {
+        byte[] key = id.getBytes(StandardCharsets.UTF_8);
+        int from = placement.placedFrom(newest.from());
+        List<Replica> other = new ArrayList<>(replicas.of(placement.oldReplicasAtMost(key, from)));
+        for (Replica replica : replicas.of(placement.newReplicasAtMost(key, from))) {
+            if (!other.contains(replica)) {
+                other.add(replica);
+            }
+        }
+        for (ReplicaRead answer : answers) {
+            other.remove(answer.replica());
+        }
+        return other;
     }
 
     /** One replica's answer to a read. */
