@@ -45,13 +45,9 @@ class ReadRepairDuringChangeTest {
     @Test
     void theJoinerGetsTheRecordAReadRepairedInTheOldSet() {
         String id = keyTheJoinerGains();
-        long older = clock.now();
-        long newer = clock.now();
         List<Node> old = placement.oldReplicas(bytes(id), 3);
-        replicas.get(old.get(0).url()).write(id, Record.value(newer, bytes("new"), 3, 0)).block();
-        replicas.get(old.get(1).url()).write(id, Record.value(older, bytes("old"), 3, 0)).block();
-        replicas.get(old.get(2).url()).write(id, Record.value(older, bytes("old"), 3, 0)).block();
-        replicas.get(JOINER).write(id, Record.value(older, bytes("old"), 3, 0)).block(); // streamed before the write
+        // the joiner streamed the older version before the newer write, which reached one old replica only
+        holds(id, old.get(0).url(), old.get(1).url(), old.get(2).url(), JOINER);
 
         assertThat(read(id)).map(ReadRepairDuringChangeTest::text).contains("new");
 
@@ -65,16 +61,22 @@ class ReadRepairDuringChangeTest {
     @Test
     void aJoinerThatFailsTheRepairDoesNotFailTheRead() {
         String id = keyTheJoinerGains();
-        long older = clock.now();
-        long newer = clock.now();
         List<Node> old = placement.oldReplicas(bytes(id), 3);
-        replicas.get(old.get(0).url()).write(id, Record.value(newer, bytes("new"), 3, 0)).block();
-        replicas.get(old.get(1).url()).write(id, Record.value(older, bytes("old"), 3, 0)).block();
+        holds(id, old.get(0).url(), old.get(1).url());
         replicas.get(JOINER).writesFail(true);
 
         assertThat(read(id)).map(ReadRepairDuringChangeTest::text).contains("new");
         assertThat(replicas.get(old.get(1).url()).read(id).block()).as("the stale answer repaired")
                 .map(ReadRepairDuringChangeTest::text).contains("new");
+    }
+
+    /** The newest version of {@code id} on {@code newest}, an older one on each of {@code older}. */
+    private void holds(String id, URI newest, URI... older) {
+        long olderTimestamp = clock.now();
+        replicas.get(newest).write(id, Record.value(clock.now(), bytes("new"), 3, 0)).block();
+        for (URI node : older) {
+            replicas.get(node).write(id, Record.value(olderTimestamp, bytes("old"), 3, 0)).block();
+        }
     }
 
     private String keyTheJoinerGains() {
