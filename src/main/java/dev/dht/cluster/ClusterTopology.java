@@ -4,8 +4,9 @@ import java.net.URI;
 import java.util.List;
 
 /**
- * The static membership of the cluster: every node from {@code dht.nodes}, in the configured order (which
- * must be the same on every node), and which one is this process.
+ * A fixed list of nodes and which one is this process, for tests and tools that build a {@link ShardRouter} or a
+ * {@link Membership#fixed(ClusterTopology)} without a cluster view. A running node's membership is its
+ * {@link ClusterView} ({@link Membership}), which changes as nodes join and leave.
  */
 public final class ClusterTopology {
     private final List<Node> nodes;

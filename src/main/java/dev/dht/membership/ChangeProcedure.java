@@ -19,6 +19,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.reactive.function.client.WebClientResponseException;
 import reactor.core.Disposable;
+import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.util.retry.Retry;
@@ -60,7 +61,8 @@ public final class ChangeProcedure {
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
     private final List<URI> seeds;
-    private Disposable running;
+    /** Every background task of this node's changes (a join, a drive, an abort's spread): disposed at shutdown. */
+    private final Disposable.Composite running = Disposables.composite();
 
     /**
      * @param seeds {@code dht.nodes}: whom a node that is yet to join asks for the cluster's view
@@ -82,17 +84,15 @@ public final class ChangeProcedure {
     public synchronized void startUp() {
         ClusterView view = membership.view();
         if (view.epoch() == 0) {
-            running = join().subscribe();
+            running.add(join().subscribe());
         } else if (view.change() != null && isDriver(view)) {
-            running = resume().subscribe();
+            running.add(resume().subscribe());
         }
     }
 
     /** Stops driving (shutdown); the change resumes at the next start. */
     public synchronized void stop() {
-        if (running != null) {
-            running.dispose();
-        }
+        running.dispose();
     }
 
     /**
@@ -165,7 +165,7 @@ public final class ChangeProcedure {
     }
 
     private synchronized void background(Mono<?> work) {
-        running = work.subscribe(null, error -> log.warn("membership change stopped: {}", error.getMessage()));
+        running.add(work.subscribe(null, error -> log.warn("membership change stopped: {}", error.getMessage())));
     }
 
     /**
