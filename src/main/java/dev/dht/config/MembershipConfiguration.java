@@ -45,7 +45,8 @@ public class MembershipConfiguration {
 
     /**
      * Cleanup, paced at {@code dht.repair.scan-rate} records per second, scheduled whenever an adopted view ends a
-     * change (completed or aborted), unless {@code dht.cleanup=false}.
+     * change (completed or aborted) that may have left this node records it no longer replicates
+     * ({@link OwnershipCleanup#mayHoldUnreplicated}), unless {@code dht.cleanup=false}.
      */
     @Bean
     OwnershipCleanup ownershipCleanup(DhtProperties properties, Membership membership, LocalStore store,
@@ -56,7 +57,8 @@ public class MembershipConfiguration {
         membership.onChange(placement -> {
             ClusterView before = last.getAndSet(placement.view());
             if (properties.cleanup() && before.change() != null && placement.view().change() == null
-                    && placement.self() != null) {
+                    && placement.self() != null
+                    && OwnershipCleanup.mayHoldUnreplicated(before.change(), placement.view(), membership.self())) {
                 cleanup.schedule();
             }
         });

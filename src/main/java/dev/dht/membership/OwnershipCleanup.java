@@ -1,5 +1,7 @@
 package dev.dht.membership;
 
+import dev.dht.cluster.ClusterChange;
+import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Placement;
 import dev.dht.node.DurableFile;
@@ -10,6 +12,7 @@ import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -71,6 +74,20 @@ public final class OwnershipCleanup {
                 .register(registry);
         Gauge.builder("dht.cleanup.pending", this, cleanup -> cleanup.pending ? 1 : 0)
                 .description("1 while this node still has to drop records it no longer replicates").register(registry);
+    }
+
+    /**
+     * True if {@code node} may hold records it no longer replicates once {@code change} ended in {@code after}, so it
+     * needs a pass. Only nodes that lose keys do: a completed join moves keys from the old members to the joiner
+     * (every member but the joiner); an aborted decommission or removenode leaves with the gainers what they
+     * streamed (every member but the node it was about). A completed decommission or removenode takes keys from no
+     * remaining member (removing a node from a rendezvous preference list keeps the others' order, so each new set
+     * holds the old set's remaining members), and an aborted join gained nothing but on the joiner, which is no
+     * member. Pure.
+     */
+    public static boolean mayHoldUnreplicated(ClusterChange change, ClusterView after, URI node) {
+        // the change's node a member afterwards: a join completed, or a decommission or removenode aborted
+        return after.isMember(change.node()) && !node.equals(change.node());
     }
 
     /** True from the end of a change until this node's cleanup pass completed. */
