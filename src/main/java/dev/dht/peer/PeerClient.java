@@ -275,9 +275,11 @@ public final class PeerClient {
     private <T> Mono<T> refused(Node peer, ClientResponse response) {
         OverloadReason reason = OverloadReason.fromToken(
                 response.headers().asHttpHeaders().getFirst(InternalProtocol.OVERLOAD_REASON_HEADER));
-        String message = reason == OverloadReason.DISK_FULL
-                ? "storage full on " + peer + ": writes resume when space is freed there"
-                : peer + " refused: " + reason.token() + " (503)";
+        String message = switch (reason) {
+            case DISK_FULL -> "storage full on " + peer + ": writes resume when space is freed there";
+            case NOT_A_MEMBER -> "this node is no member of the cluster any more (" + peer + " holds a newer view)";
+            default -> peer + " refused: " + reason.token() + " (503)";
+        };
         return response.releaseBody().then(Mono.error(() -> new OverloadedException(reason, message)));
     }
 

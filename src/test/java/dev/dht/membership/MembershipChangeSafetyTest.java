@@ -167,7 +167,7 @@ class MembershipChangeSafetyTest {
     }
 
     @Test
-    void removenodeReReplicatesFromTheSurvivingCopies() throws Exception {
+    void removenodeReReplicatesFromTheSurvivingCopiesAndTheRemovedNodeBackServesNoClient() throws Exception {
         try (InProcessCluster cluster = InProcessCluster.start(3, root, Map.of())) {
             cluster.add(Map.of());
             awaitMembers(cluster, 4);
@@ -188,6 +188,15 @@ class MembershipChangeSafetyTest {
             for (int i = 0; i < keys; i++) {
                 assertThat(cluster.copiesOf("r-" + i)).as("copies of r-%d on the three survivors", i).isEqualTo(3);
                 assertThat(cluster.client(2).get("r-" + i, "2/3").statusCode()).isEqualTo(200);
+            }
+
+            // back on its data dir, with the view from before its removal: it serves no client (503, not 504)
+            cluster.start(1);
+            for (int i = 0; i < 20; i++) {
+                HttpResponse<byte[]> read = cluster.client(1).get("r-" + i, "2/3");
+                String body = new String(read.body(), StandardCharsets.UTF_8);
+                assertThat(read.statusCode()).as(body).isEqualTo(503);
+                assertThat(body).contains("no member of the cluster");
             }
         }
     }

@@ -1,5 +1,6 @@
 package dev.dht.peer.server;
 
+import dev.dht.failure.OverloadReason;
 import dev.dht.peer.InternalProtocol;
 import java.net.URI;
 import java.util.function.BiFunction;
@@ -18,7 +19,9 @@ import reactor.core.publisher.Mono;
  * whose {@link InternalProtocol#EPOCH_HEADER} is above this node's epoch waits until this node has fetched and
  * adopted the sender's view ({@link InternalProtocol#SENDER_HEADER}); then it is served. Every answer carries this
  * node's epoch, so a sender that is behind learns it; a sender that is behind and no member of this node's view (a node
- * removed while it was down) gets 409 instead of being served. A failed fetch fails the request (the sender retries, or
+ * decommissioned a moment ago, or removed while it was down) gets 503 with {@link InternalProtocol#OVERLOAD_REASON_HEADER}
+ * {@code not-a-member} instead of being served, so the request it coordinates fails as that node's own refusal (503 to
+ * its client, as once it has taken the view), not as a replica failure (504). A failed fetch fails the request (the sender retries, or
  * treats it as a failed replica call). Never blocks: the fetch is asynchronous.
  */
 public final class ClusterEpochFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
@@ -58,8 +61,9 @@ public final class ClusterEpochFilter implements HandlerFilterFunction<ServerRes
         long ours = epoch.getAsLong();
         if (theirs < ours && ours > 0 && !isMember.test(from)) {
             // a node removed while it was down, back with its old view: it learns of its removal from this answer
-            return ServerResponse.status(HttpStatus.CONFLICT).contentType(MediaType.TEXT_PLAIN)
+            return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
                     .header(InternalProtocol.EPOCH_HEADER, Long.toString(ours))
+                    .header(InternalProtocol.OVERLOAD_REASON_HEADER, OverloadReason.NOT_A_MEMBER.token())
                     .bodyValue(from + " is no member of the cluster at epoch " + ours + "\n");
         }
         return theirs > ours ? catchUp.apply(from, theirs).then(serve) : serve;
