@@ -408,6 +408,17 @@ read -r J_N J_RPS J_P50 J_P99 J_P999 J_MAX J_ERR <<<"$(window "$JOIN_START" "$JO
 read -r A_N A_RPS A_P50 A_P99 A_P999 A_MAX A_ERR <<<"$(window "$AFTER_START" "$AFTER_END")"
 P99_RATIO=$(calc "$J_P99 / $Q_P99" 2>/dev/null || echo -)
 P99_RATIO=$(printf '%.2f' "$P99_RATIO" 2>/dev/null || echo -)
+# the change window: from node 0's first view with a change in progress (the joiner's JVM is up and has asked the
+# seeds) to the end of the join; the join window above also holds the joiner's JVM start
+CHANGE_OFFSET=$(awk '/phase/ { print $1; exit }' "$PHASES")
+if [ -n "$CHANGE_OFFSET" ]; then
+  CHANGE_START=$(( JOIN_START + CHANGE_OFFSET ))
+  read -r X_N X_RPS X_P50 X_P99 X_P999 X_MAX X_ERR <<<"$(window "$CHANGE_START" "$JOIN_END")"
+  X_SECONDS=$(calc "($JOIN_END - $CHANGE_START) / 1000")
+  X_RATIO=$(printf '%.2f' "$(calc "$X_P99 / $Q_P99" 2>/dev/null || echo -)" 2>/dev/null || echo -)
+else
+  X_N=-; X_RPS=-; X_P50=-; X_P99=-; X_P999=-; X_MAX=-; X_ERR=-; X_SECONDS=-; X_RATIO=-
+fi
 
 JOINER_LOG="$OUT/node-3-${PORTS[3]}.log"
 STREAM_LINE=$(grep -o 'streaming for the join of .*' "$JOINER_LOG" | tail -1 || true)
@@ -429,7 +440,7 @@ fi
 verdict() { if [ "$1" = - ]; then echo "not measured"; elif [ "$(calc "$1 $2")" = 1 ]; then echo met; else echo "not met"; fi; }
 STREAM_GOAL=$(verdict "$S_MBPS" ">= 20")
 P99_GOAL=$(verdict "$P99_RATIO" "<= 2")
-STREAM_RETRIES=$(grep -c 'RecordStreaming .*streaming from .* failed' "$JOINER_LOG" || true)
+STREAM_RETRIES=$(grep -c 'RecordStreaming .*streaming .*from .* failed' "$JOINER_LOG" || true)
 JOINER_BOOT=$(sed -n 's/.*Started DhtApplication in \([0-9.]*\) seconds.*/\1/p' "$JOINER_LOG" | head -1)
 # timeline: per 5-s bucket of due times from the quiet window on, its start in seconds since the joiner's process
 # started, requests, p50, p99 and max (ms), requests not answered PUT 201 / GET 200, and node 0's view then
@@ -484,17 +495,19 @@ REPORT="$OUT/report.md"
   echo "|---|---|---|---|---|---|---|---|---|"
   echo "| quiet | $(calc "($QUIET_END - $QUIET_START) / 1000") | $Q_N | $Q_RPS | $Q_P50 | $Q_P99 | $Q_P999 | $Q_MAX | $Q_ERR |"
   echo "| join | $JOIN_SECONDS | $J_N | $J_RPS | $J_P50 | $J_P99 | $J_P999 | $J_MAX | $J_ERR |"
+  echo "| change (within the join) | $X_SECONDS | $X_N | $X_RPS | $X_P50 | $X_P99 | $X_P999 | $X_MAX | $X_ERR |"
   echo "| after the join | $(calc "($AFTER_END - $AFTER_START) / 1000") | $A_N | $A_RPS | $A_P50 | $A_P99 | $A_P999 | $A_MAX | $A_ERR |"
   echo
   echo "| figure | value | goal (#32) |"
   echo "|---|---|---|"
   echo "| join | $JOIN_OUTCOME after $JOIN_SECONDS s (process start to 4 members, no change, on node 0) | |"
-  echo "| streaming (joiner's log) | $S_RECORDS records, $S_BYTES bytes ($S_MB MB) stored in $S_SECONDS s; $S_COPIES records per loaded key | |"
+  echo "| streaming (joiner's log) | $S_RECORDS records, $S_BYTES bytes ($S_MB MB) stored in $S_SECONDS s; $S_COPIES records per loaded key (the joiner gains about 3/4 of the keys) | |"
   echo "| streaming rate | $S_RPS records/s, **$S_MBPS MB/s** (10^6 bytes, what the joiner stored) | >= 20 MB/s: $STREAM_GOAL |"
   echo "| joiner's counters after the join | dht_stream_records_total ${C_RECORDS:--}, dht_stream_bytes_total ${C_BYTES:--} | |"
   echo "| client p99 join / quiet | **$P99_RATIO** ($J_P99 / $Q_P99 ms) | <= 2: $P99_GOAL |"
+  echo "| client p99 change / quiet | $X_RATIO ($X_P99 / $Q_P99 ms; from node 0's first view with the change, after the joiner's JVM start) | |"
   echo "| joiner's JVM start | Spring Boot started in ${JOINER_BOOT:-?} s (its log); the join window includes it | |"
-  echo "| streams restarted from a checkpoint | $STREAM_RETRIES (joiner's \`streaming from ... failed\` warnings; restreamed records are counted again above) | |"
+  echo "| streams restarted from a checkpoint | $STREAM_RETRIES (joiner's \`streaming ... from ... failed\` warnings; restreamed records are counted again above) | |"
   echo "| load client CPU | ${CLIENT_CPU}% of one CPU over the mixed load (the JDK HttpClient client shares the machine) | |"
   echo "| cleanup of the old nodes | $([ -n "$CLEANUP_DONE" ] && echo "done on every node $(calc "$CLEANUP_DONE / 1000") s after the join" || echo "still pending at the end of the after window, or not observed") | |"
   echo
