@@ -48,8 +48,9 @@ import org.springframework.util.unit.DataSize;
  *                               {@code nodetool cleanup}, run by itself). Default true; false keeps them, and a key
  *                               deleted on its owners can then come back from a former owner once its tombstone is
  *                               collected
- * @param streamRate             records per second a node gaining keys in a membership change stores from one
- *                               source, at most (Cassandra's stream throughput limit). Default 50000
+ * @param streamRate             records (first pass) or digests (second pass) per second a node gaining keys in a
+ *                               membership change takes from one source, at most (Cassandra's stream throughput
+ *                               limit). Default 50000
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
