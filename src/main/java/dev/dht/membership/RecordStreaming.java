@@ -240,7 +240,8 @@ public final class RecordStreaming {
                     return read.flatMap(record -> Mono.justOrEmpty(record.map(r -> new KeyedRecord(keys.get(i), r))));
                 }, 1))
                 .collectList()
-                .flatMap(fetched -> fetched.isEmpty() ? Mono.<Void>empty() : store.writeAll(fetched).then(Mono.fromRunnable(() -> counted(fetched))));
+                .flatMap(fetched -> fetched.isEmpty() ? Mono.<Void>empty()
+                        : store.writeAll(fetched).then(Mono.fromRunnable(() -> counted(fetched))));
     }
 
     /**
