@@ -24,6 +24,14 @@ public record ClusterChange(ChangeKind kind, URI node, ChangePhase phase) {
         return kind == ChangeKind.JOIN ? MemberState.JOINING : MemberState.LEAVING;
     }
 
+    /**
+     * True if this is a removenode of {@code member}: a dead node, which nobody asks for views, streams or consent
+     * while the change runs.
+     */
+    public boolean removes(URI member) {
+        return kind == ChangeKind.REMOVENODE && node.equals(member);
+    }
+
     /** True once reads use the new replica sets (the change can no longer be aborted). */
     public boolean readsNew() {
         return phase == ChangePhase.WRITE_BOTH_READ_NEW;

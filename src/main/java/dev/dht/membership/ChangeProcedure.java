@@ -173,14 +173,7 @@ public final class ChangeProcedure {
      * at {@code base}'s epoch or later and none cleans up after the last change.
      */
     private Mono<Void> everyMemberReady(ClusterView base, ClusterChange change) {
-        List<Node> others = new ArrayList<>();
-        for (Member member : base.members()) {
-            boolean removed = change.kind() == ChangeKind.REMOVENODE && member.node().equals(change.node());
-            if (!removed) {
-                others.add(new Node(member.node(), member.node().equals(membership.self())));
-            }
-        }
-        return Flux.fromIterable(others)
+        return Flux.fromIterable(targets(base, change))
                 .flatMap(node -> view(node)
                         .onErrorMap(error -> !(error instanceof ChangeRefusedException),
                                 error -> new ChangeRefusedException("the " + change.kind().token() + " of "
@@ -375,12 +368,14 @@ public final class ChangeProcedure {
 
     /** Every member of {@code view} but a removenode's dead node. */
     private List<Node> targets(ClusterView view) {
-        ClusterChange change = view.change();
+        return targets(view, view.change());
+    }
+
+    /** Every member of {@code view} but the dead node {@code change} removes, if it is a removenode (null: none). */
+    private List<Node> targets(ClusterView view, ClusterChange change) {
         List<Node> targets = new ArrayList<>();
         for (Member member : view.members()) {
-            boolean removed = change != null && change.kind() == ChangeKind.REMOVENODE
-                    && member.node().equals(change.node());
-            if (!removed) {
+            if (change == null || !change.removes(member.node())) {
                 targets.add(new Node(member.node(), member.node().equals(membership.self())));
             }
         }

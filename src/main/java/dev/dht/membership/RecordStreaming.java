@@ -116,7 +116,6 @@ public final class RecordStreaming {
         }
         URI self = membership.self();
         URI to = gainer.url();
-        URI removed = change.kind() == ChangeKind.REMOVENODE ? change.node() : null;
         byte[] start = after == null ? FIRST_KEY : Arrays.copyOf(after, after.length + 1); // the next key after it
         return store.range(start, null).handle((entry, sink) -> {
             int from = placement.placedFrom(entry.record().from());
@@ -127,16 +126,16 @@ public final class RecordStreaming {
             }
             if (part == StreamPart.ALL) {
                 sink.next(entry);
-            } else if ((part == StreamPart.PRIMARY) == self.equals(primarySource(old, removed))) {
+            } else if ((part == StreamPart.PRIMARY) == self.equals(primarySource(old, change))) {
                 sink.next(part == StreamPart.PRIMARY ? entry : new KeyedRecord(entry.key(), digest(entry.record())));
             }
         });
     }
 
-    /** The first of {@code old} that is not {@code removed}: the one source that sends the key in full. */
-    static URI primarySource(List<Node> old, URI removed) {
+    /** The first of {@code old} that {@code change} does not remove: the one source that sends the key in full. */
+    static URI primarySource(List<Node> old, ClusterChange change) {
         for (Node node : old) {
-            if (!node.url().equals(removed)) {
+            if (!change.removes(node.url())) {
                 return node.url();
             }
         }
@@ -175,7 +174,7 @@ public final class RecordStreaming {
         }
         List<Node> sources = placement.members().stream()
                 .filter(node -> !node.self())
-                .filter(node -> !(change.kind() == ChangeKind.REMOVENODE && node.url().equals(change.node())))
+                .filter(node -> !change.removes(node.url()))
                 .toList();
         long started = System.nanoTime();
         int parallel = Math.max(1, sources.size());
