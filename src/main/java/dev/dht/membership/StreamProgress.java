@@ -14,13 +14,14 @@ import java.util.Map;
 /**
  * How far this node got pulling the records it gains in one change ({@value #FILE_NAME} in the data dir): per
  * source node and pass (its records, then its digests; see {@link RecordStreaming}), the last key stored, so a node
- * killed mid-stream and restarted asks each source only for the keys after it. Each source sends in key order and the checkpoint is written only after the records before it are
- * stored, so nothing is skipped. Kept for the streaming epoch it names; another epoch starts afresh.
+ * killed mid-stream and restarted asks each source only for the keys after it. Each source sends in key order and
+ * the checkpoint is written only after the records before it are stored, so nothing is skipped. Kept for the
+ * streaming epoch it names; another epoch starts afresh.
  *
  * <p>Format, text lines: {@code epoch N}, then {@code PASS URL KEY}, the pass {@code source} (the records) or
  * {@code digests}, with the key in unpadded base64url ({@code -} for none yet) and {@code done} appended once that
- * stream finished. Blocking file I/O: call off event
- * loops. Thread-safe: the streams of several sources record their progress in it at once.
+ * stream finished. Blocking file I/O: call off event loops. Thread-safe: the streams of several sources record
+ * their progress in it at once.
  */
 final class StreamProgress {
     /** The file's name in {@code dht.data-dir}. */
@@ -68,26 +69,26 @@ final class StreamProgress {
         return (digests ? DIGESTS : RECORDS) + " " + source;
     }
 
-    /** The last key stored from {@code source} (a {@link #stream}), or null to start from the first. */
-    synchronized byte[] after(String source) {
-        return lastKeys.get(source);
+    /** The last key stored from {@code stream} (see {@link #stream}), or null to start from the first. */
+    synchronized byte[] after(String stream) {
+        return lastKeys.get(stream);
     }
 
-    /** True if everything {@code source} had to send is stored. */
-    synchronized boolean isDone(String source) {
-        return done.getOrDefault(source, false);
+    /** True if everything {@code stream} had to send is stored. */
+    synchronized boolean isDone(String stream) {
+        return done.getOrDefault(stream, false);
     }
 
-    /** Records that every key of {@code source} up to {@code lastKey} is stored, durably. */
-    synchronized void stored(String source, byte[] lastKey) {
-        lastKeys.put(source, lastKey);
+    /** Records that every key of {@code stream} up to {@code lastKey} is stored, durably. */
+    synchronized void stored(String stream, byte[] lastKey) {
+        lastKeys.put(stream, lastKey);
         write();
     }
 
-    /** Records that {@code source} finished, durably. */
-    synchronized void finished(String source) {
-        lastKeys.putIfAbsent(source, null);
-        done.put(source, true);
+    /** Records that {@code stream} finished, durably. */
+    synchronized void finished(String stream) {
+        lastKeys.putIfAbsent(stream, null);
+        done.put(stream, true);
         write();
     }
 
