@@ -267,7 +267,8 @@ public final class RecordStreaming {
                         return Mono.empty();
                     }
                     sinceCheckpoint.set(0);
-                    return Mono.fromRunnable(() -> progress.stored(stream, last)).subscribeOn(Schedulers.boundedElastic());
+                    return Mono.fromRunnable(() -> progress.stored(stream, last))
+                            .subscribeOn(Schedulers.boundedElastic());
                 })), 1)
                 .then(Mono.fromRunnable(() -> progress.finished(stream)).subscribeOn(Schedulers.boundedElastic()))
                 .doOnError(error -> log.warn("streaming {} from {} failed ({}); again in {} s from the last checkpoint",

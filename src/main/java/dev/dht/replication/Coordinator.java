@@ -190,12 +190,8 @@ public final class Coordinator {
     private List<Replica> unanswered(String id, Record newest, List<ReplicaRead> answers, Placement placement) {
         byte[] key = id.getBytes(StandardCharsets.UTF_8);
         int from = placement.placedFrom(newest.from());
-        List<Replica> other = new ArrayList<>(replicas.of(placement.oldReplicasAtMost(key, from)));
-        for (Replica replica : replicas.of(placement.newReplicasAtMost(key, from))) {
-            if (!other.contains(replica)) {
-                other.add(replica);
-            }
-        }
+        List<Replica> other = ReplicaPlan.union(replicas.of(placement.oldReplicasAtMost(key, from)),
+                replicas.of(placement.newReplicasAtMost(key, from)));
         for (ReplicaRead answer : answers) {
             other.remove(answer.replica());
         }

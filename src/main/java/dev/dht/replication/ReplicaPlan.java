@@ -102,12 +102,7 @@ public final class ReplicaPlan {
             throw new IllegalArgumentException("ack " + ack + " exceeds a replica set: " + oldReplicas.size()
                     + " old, " + newReplicas.size() + " new");
         }
-        List<Replica> union = new ArrayList<>(oldReplicas);
-        for (Replica replica : newReplicas) {
-            if (!union.contains(replica)) {
-                union.add(replica);
-            }
-        }
+        List<Replica> union = union(oldReplicas, newReplicas);
         boolean[][] groups = new boolean[2][union.size()];
         for (int i = 0; i < union.size(); i++) {
             groups[0][i] = oldReplicas.contains(union.get(i));
@@ -147,6 +142,17 @@ public final class ReplicaPlan {
      */
     public static ReplicaPlan forReadRepair(List<Replica> stale, Duration timeout) {
         return new ReplicaPlan("GET read repair", stale, stale.size(), stale.size(), -1, timeout, null, null, NOTHING);
+    }
+
+    /** {@code first}, then the replicas of {@code second} not in it, in order; a new mutable list. */
+    static List<Replica> union(List<Replica> first, List<Replica> second) {
+        List<Replica> union = new ArrayList<>(first);
+        for (Replica replica : second) {
+            if (!union.contains(replica)) {
+                union.add(replica);
+            }
+        }
+        return union;
     }
 
     /** Name of the operation, for the failure message (e.g. "PUT"). */
