@@ -33,6 +33,14 @@ import java.util.ArrayDeque;
  * with status 503). A chunked body is counted as its parts arrive; the part that finds no room ends the body
  * there, marked {@link RefusedBody} (its reader fails it: 503, nothing stored), and the rest is dropped.
  *
+ * <p>It also times every client request ({@code /v0/entity}, {@code /v0/entities}, {@code /v0/status}; the
+ * {@code operation} tag of {@link ClientRequestMetrics#operationOf}) in {@code dht.client.requests}: from when its
+ * head is read here to when the head of its answer (status line and headers, not a {@code 100 Continue}) is
+ * written, in ns, tagged with that answer's status; a refusal from when its head is read to when its 503 is
+ * written. A request whose head failed to decode (Reactor Netty answers 400 and closes) is not timed, nor one
+ * whose connection closes before its answer's head is written. Answers on a connection come in the order of its
+ * requests, so the answer being written belongs to the oldest pending request.
+ *
  * <p>The connection stays usable: a refused request's body is read and dropped, and answers keep the order of the
  * requests. It closes after the 503 to a request that asked to close it or expected {@code 100 Continue}, and
  * after a malformed body (an admitted request's body is marked {@link MalformedBody} and answered 400). An
@@ -43,13 +51,20 @@ import java.util.ArrayDeque;
  * <p>One instance per connection (not sharable); runs on the connection's event loop and never blocks.
  */
 public final class AdmissionHandler extends ChannelDuplexHandler {
-    /** Pending answer of a request handed on to Reactor Netty without a slot (internal, actuator, malformed). */
+    /**
+     * Pending answer of a request handed on to Reactor Netty without a slot and not timed (internal, actuator,
+     * malformed).
+     */
     private static final Object NOT_LIMITED = new Object();
+    private static final String STATUS_PATH = "/v0/status";
 
     private final AdmissionControl control;
     private final BodyMemory memory;
     private final ClientRequestMetrics metrics;
-    /** The requests read on this connection whose answers are not written yet, oldest first. */
+    /**
+     * The requests read on this connection whose answers are not written yet, oldest first: {@link #NOT_LIMITED},
+     * a {@link TimedRequest} (a status check), an {@link AdmittedRequest}, or a {@link Refusal} waiting to be sent.
+     */
     private final ArrayDeque<Object> pending = new ArrayDeque<>();
     /** Whether the rest of a refused request's body is still to be read and dropped. */
     private boolean droppingBody;
@@ -67,7 +82,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     /**
      * @param control the node's admission control
      * @param memory  the node's request-body bytes in flight
-     * @param metrics where refusals are counted
+     * @param metrics where client requests are timed
      */
     public AdmissionHandler(AdmissionControl control, BodyMemory memory, ClientRequestMetrics metrics) {
         this.control = control;
@@ -103,10 +118,18 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             RequestFraming.check(request);
             receiving = null;
             String uri = request.uri();
-            if (!isClientRequest(uri) || isStatusCheck(uri) || request.decoderResult().isFailure()) {
+            int pathStart = pathStart(uri);
+            if (!isClientRequest(uri, pathStart) || request.decoderResult().isFailure()) {
                 pending.add(NOT_LIMITED);
-            } else if (!admit(ctx, request)) {
-                return;
+            } else {
+                long readNanos = System.nanoTime();
+                int pathEnd = pathEnd(uri, pathStart);
+                String operation = ClientRequestMetrics.operationOf(request.method().name(), uri, pathStart, pathEnd);
+                if (isStatusCheck(uri, pathStart, pathEnd)) {
+                    pending.add(new TimedRequest(operation, readNanos));
+                } else if (!admit(ctx, request, operation, readNanos)) {
+                    return;
+                }
             }
         }
         ctx.fireChannelRead(msg);
@@ -116,8 +139,11 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
      * Reserves the request's declared body and a slot, or refuses it (false). A declared body larger than
      * {@link BodyMemory#maxBodyBytes()} is not reserved: it is answered 413 without being read. A chunked body is
      * counted as it arrives ({@link #countPart}).
+     *
+     * @param operation its {@code operation} tag ({@link ClientRequestMetrics#operationOf}), null if not timed
+     * @param readNanos {@link System#nanoTime()} when its head was read
      */
-    private boolean admit(ChannelHandlerContext ctx, HttpRequest request) {
+    private boolean admit(ChannelHandlerContext ctx, HttpRequest request, String operation, long readNanos) {
         long declared = HttpUtil.getContentLength(request, 0L);
         long reserved = declared <= memory.maxBodyBytes() ? declared : 0;
         OverloadedException refusal = memory.reserve(reserved);
@@ -128,10 +154,10 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             }
         }
         if (refusal != null) {
-            refuse(ctx, request, refusal);
+            refuse(ctx, request, refusal, operation, readNanos);
             return false;
         }
-        AdmittedRequest admitted = new AdmittedRequest(control.now(), request.headers(), reserved);
+        AdmittedRequest admitted = new AdmittedRequest(operation, readNanos, control.now(), request.headers(), reserved);
         pending.add(admitted);
         boolean bodyToCount = HttpUtil.isTransferEncodingChunked(request) && !(request instanceof LastHttpContent);
         receiving = bodyToCount ? admitted : null;
@@ -181,8 +207,11 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     public void write(ChannelHandlerContext ctx, Object msg, ChannelPromise promise) {
         if (msg instanceof HttpResponse response) {
             informational = response.status().codeClass() == HttpStatusClass.INFORMATIONAL;
-            if (closeAfterAnswer && !informational) {
-                HttpUtil.setKeepAlive(response, false);
+            if (!informational) {
+                if (closeAfterAnswer) {
+                    HttpUtil.setKeepAlive(response, false);
+                }
+                answered(response);
             }
         }
         boolean lastOfAnswer = msg instanceof LastHttpContent && !informational;
@@ -198,6 +227,19 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
             while (pending.peek() instanceof Refusal refusal) {
                 pending.poll();
                 send(ctx, refusal);
+            }
+        }
+    }
+
+    /**
+     * Times the oldest pending request, whose answer's head {@code response} is (answers keep the order of the
+     * requests), if it is a timed one not counted yet.
+     */
+    private void answered(HttpResponse response) {
+        if (pending.peek() instanceof TimedRequest timed) {
+            String operation = timed.answered();
+            if (operation != null) {
+                metrics.record(operation, response.status().code(), System.nanoTime() - timed.readNanos());
             }
         }
     }
@@ -233,10 +275,9 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
         }
     }
 
-    private void refuse(ChannelHandlerContext ctx, HttpRequest request, OverloadedException refusal) {
-        long started = System.nanoTime();
+    private void refuse(ChannelHandlerContext ctx, HttpRequest request, OverloadedException refusal, String operation,
+                        long readNanos) {
         boolean keepAlive = HttpUtil.isKeepAlive(request) && !HttpUtil.is100ContinueExpected(request);
-        String operation = ClientRequestMetrics.operationOf(request.method().name(), pathOf(request.uri()));
         droppingBody = !(request instanceof LastHttpContent);
         closing = !keepAlive;
         consumedInput = true;
@@ -250,7 +291,7 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
                 .setInt(HttpHeaderNames.CONTENT_LENGTH, body.length)
                 .set(HttpHeaderNames.RETRY_AFTER, "1");
         HttpUtil.setKeepAlive(response, keepAlive);
-        Refusal answer = new Refusal(response, operation, started);
+        Refusal answer = new Refusal(response, operation, readNanos);
         if (pending.isEmpty()) {
             send(ctx, answer);
         } else {
@@ -259,11 +300,11 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     }
 
     private void send(ChannelHandlerContext ctx, Refusal refusal) {
-        ChannelFuture written = ctx.writeAndFlush(refusal.response());
         if (refusal.operation() != null) {
-            long nanos = System.nanoTime() - refusal.startedNanos();
+            long nanos = System.nanoTime() - refusal.readNanos();
             metrics.record(refusal.operation(), HttpResponseStatus.SERVICE_UNAVAILABLE.code(), nanos);
         }
+        ChannelFuture written = ctx.writeAndFlush(refusal.response());
         if (!HttpUtil.isKeepAlive(refusal.response())) {
             written.addListener(ChannelFutureListener.CLOSE);
         }
@@ -288,29 +329,46 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
 
     /** Whether a request target is a client request of the v0 API, in origin form or absolute form. */
     static boolean isClientRequest(String uri) {
-        return uri.startsWith("/") ? uri.startsWith("/v0/") : pathOf(uri).startsWith("/v0/");
+        return isClientRequest(uri, pathStart(uri));
     }
 
-    /** Whether a request target is {@code /v0/status}, which reports health and is never refused for load. */
-    static boolean isStatusCheck(String uri) {
-        return pathOf(uri).equals("/v0/status");
+    private static boolean isClientRequest(String uri, int pathStart) {
+        return pathStart >= 0 && uri.startsWith("/v0/", pathStart);
+    }
+
+    /** Whether the path {@code uri[pathStart, pathEnd)} is {@code /v0/status}, which is never refused for load. */
+    private static boolean isStatusCheck(String uri, int pathStart, int pathEnd) {
+        return pathEnd - pathStart == STATUS_PATH.length() && uri.startsWith(STATUS_PATH, pathStart);
     }
 
     /** The path of a request target: origin form ({@code /p?q}) or absolute form ({@code http://host/p?q}). */
     static String pathOf(String uri) {
-        int start = 0;
-        if (!uri.startsWith("/")) {
-            int scheme = uri.indexOf("://");
-            start = scheme < 0 ? -1 : uri.indexOf('/', scheme + 3);
-            if (start < 0) {
-                return "/";
-            }
-        }
-        int end = uri.indexOf('?', start);
-        return end < 0 ? uri.substring(start) : uri.substring(start, end);
+        int start = pathStart(uri);
+        return start < 0 ? "/" : uri.substring(start, pathEnd(uri, start));
     }
 
-    /** A 503 of ours waiting for the answers to earlier requests on the connection. */
-    private record Refusal(FullHttpResponse response, String operation, long startedNanos) {
+    /**
+     * Where the path of a request target starts: 0 in origin form, after the authority in absolute form; -1 if it
+     * has none (absolute form without a path, whose path is {@code /}, or an asterisk).
+     */
+    private static int pathStart(String uri) {
+        if (uri.startsWith("/")) {
+            return 0;
+        }
+        int scheme = uri.indexOf("://");
+        return scheme < 0 ? -1 : uri.indexOf('/', scheme + 3);
+    }
+
+    /** Where the path that starts at {@code pathStart} (not -1) ends: at its query's {@code ?} or the end. */
+    private static int pathEnd(String uri, int pathStart) {
+        int query = uri.indexOf('?', pathStart);
+        return query < 0 ? uri.length() : query;
+    }
+
+    /**
+     * A 503 of ours waiting for the answers to earlier requests on the connection; {@code readNanos} is when its
+     * request's head was read.
+     */
+    private record Refusal(FullHttpResponse response, String operation, long readNanos) {
     }
 }

@@ -125,6 +125,10 @@ public class DhtConfiguration {
         return FreeSpaceReserve.of(properties.dataDir(), properties.storage().minFreeSpace().toBytes());
     }
 
+    /**
+     * The timers of {@code dht.client.requests}; the {@link dev.dht.admission.AdmissionHandler} of every connection
+     * times client requests into them (see {@link AdmissionConfiguration}).
+     */
     @Bean
     ClientRequestMetrics clientRequestMetrics(MeterRegistry registry) {
         return new ClientRequestMetrics(registry);

@@ -1,5 +1,6 @@
 package dev.dht.config;
 
+import dev.dht.metrics.ClientRequestMetrics;
 import dev.dht.web.ActuatorOnlyFilter;
 import org.springframework.boot.ssl.SslBundles;
 import org.springframework.boot.web.server.ConfigurableWebServerFactory;
@@ -19,10 +20,13 @@ import org.springframework.context.annotation.Bean;
 @ManagementContextConfiguration(value = ManagementContextType.CHILD, proxyBeanMethods = false)
 public class ManagementServerConfiguration {
 
-    /** Paths outside the actuator's base path answer as unknown paths on the management port. */
+    /**
+     * Paths outside the actuator's base path answer as unknown paths on the management port; v0 requests sent there
+     * are counted in {@code dht.client.requests} (the application context's {@link ClientRequestMetrics}).
+     */
     @Bean
-    ActuatorOnlyFilter actuatorOnlyFilter(WebEndpointProperties web) {
-        return new ActuatorOnlyFilter(web.getBasePath());
+    ActuatorOnlyFilter actuatorOnlyFilter(WebEndpointProperties web, ClientRequestMetrics metrics) {
+        return new ActuatorOnlyFilter(web.getBasePath(), metrics);
     }
 
     /**

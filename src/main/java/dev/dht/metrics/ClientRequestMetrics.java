@@ -5,25 +5,25 @@ import io.micrometer.core.instrument.Timer;
 import java.time.Duration;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReferenceArray;
-import org.springframework.core.Ordered;
-import org.springframework.http.HttpStatusCode;
-import org.springframework.web.server.ServerWebExchange;
-import org.springframework.web.server.WebFilter;
-import org.springframework.web.server.WebFilterChain;
-import reactor.core.publisher.Mono;
 
 /**
- * Times client requests of the v0 API as Timer {@code dht.client.requests} (Prometheus
- * {@code dht_client_requests_seconds_*}) with tags {@code operation} (get, put, delete, range, status, other)
- * and {@code status} (the HTTP status code), as a percentile histogram for p50/p99/p99.9 in Prometheus.
+ * The Timer {@code dht.client.requests} of client requests of the v0 API (Prometheus
+ * {@code dht_client_requests_seconds_*}) with tags {@code operation} (get, put, delete, other, range, status; see
+ * {@link #operationOf}) and {@code status} (the HTTP status code of the answer), as a percentile histogram for
+ * p50/p99/p99.9 in Prometheus.
  *
- * <p>The time is taken when the response is committed, so it includes error answers written by the error
- * handler; for a range it is the time to the first byte. Non-blocking.
+ * <p>The timing itself is done in the Netty pipeline, by {@link dev.dht.admission.AdmissionHandler}: from when
+ * Netty reads the request head to when the answer's head (status line and headers) is written, in ns, so error
+ * answers written by the error handler and the handler's own 503 refusals are included; for a range it is the time
+ * to the first bytes of the answer. A request whose connection closes before its answer's head is written is not
+ * counted. Only on a management port of its own, which has no {@code AdmissionHandler} and answers v0 requests
+ * 400, does {@link dev.dht.web.ActuatorOnlyFilter} count them, to their answer's commit.
+ * Non-blocking.
  *
  * <p>Each timer is registered on its first use and then found by operation and status code in an array, not
  * by a key built per request: the lookup allocates nothing.
  */
-public final class ClientRequestMetrics implements WebFilter, Ordered {
+public final class ClientRequestMetrics {
     /** Status codes whose timers are kept in {@link #timers}; a timer of any other is looked up in the registry. */
     private static final int FIRST_STATUS = 100;
     private static final int STATUSES = 500;
@@ -34,27 +34,6 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
 
     public ClientRequestMetrics(MeterRegistry registry) {
         this.registry = registry;
-    }
-
-    @Override
-    public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
-        String operation = operationOf(exchange.getRequest().getMethod().name(), exchange.getRequest().getPath().value());
-        if (operation == null) {
-            return chain.filter(exchange);
-        }
-        long started = System.nanoTime();
-        exchange.getResponse().beforeCommit(() -> {
-            HttpStatusCode status = exchange.getResponse().getStatusCode();
-            record(operation, status == null ? 200 : status.value(), System.nanoTime() - started);
-            return Mono.empty();
-        });
-        return chain.filter(exchange);
-    }
-
-    /** First of all filters, so that requests refused by later filters are counted too. */
-    @Override
-    public int getOrder() {
-        return Ordered.HIGHEST_PRECEDENCE;
     }
 
     private Timer timer(String operation, int status) {
@@ -96,12 +75,12 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
     }
 
     /**
-     * Counts one answered client request that did not pass through this filter (one refused in the Netty
-     * pipeline, {@link dev.dht.admission.AdmissionHandler}). Non-blocking.
+     * Counts one answered client request. Non-blocking; allocates nothing once the timer of {@code operation} and
+     * {@code status} exists.
      *
-     * @param operation as {@link #operationOf}
-     * @param status    the HTTP status code
-     * @param nanos     time from reading the request to its answer, in ns
+     * @param operation as {@link #operationOf}, not null
+     * @param status    the HTTP status code of the answer
+     * @param nanos     time from reading the request head to writing the answer's head, in ns
      */
     public void record(String operation, int status, long nanos) {
         timer(operation, status).record(nanos, TimeUnit.NANOSECONDS);
@@ -115,7 +94,20 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
      * @param path   the request path without its query
      */
     public static String operationOf(String method, String path) {
-        if ("/v0/entity".equals(path)) {
+        return operationOf(method, path, 0, path.length());
+    }
+
+    /**
+     * As {@link #operationOf(String, String)} for the path {@code text[from, to)}, e.g. the path within a request
+     * target, without copying it out.
+     *
+     * @param method the HTTP method, e.g. "GET"
+     * @param text   text holding the request path
+     * @param from   index of the path's first character in {@code text}
+     * @param to     index after the path's last character (of its {@code ?}, if a query follows)
+     */
+    public static String operationOf(String method, String text, int from, int to) {
+        if (isPath(text, from, to, "/v0/entity")) {
             return switch (method) {
                 case "GET" -> "get";
                 case "PUT" -> "put";
@@ -123,9 +115,13 @@ public final class ClientRequestMetrics implements WebFilter, Ordered {
                 default -> "other";
             };
         }
-        if ("/v0/entities".equals(path)) {
+        if (isPath(text, from, to, "/v0/entities")) {
             return "range";
         }
-        return "/v0/status".equals(path) ? "status" : null;
+        return isPath(text, from, to, "/v0/status") ? "status" : null;
+    }
+
+    private static boolean isPath(String text, int from, int to, String path) {
+        return to - from == path.length() && text.startsWith(path, from);
     }
 }

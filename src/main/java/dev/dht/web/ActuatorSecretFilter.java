@@ -86,7 +86,7 @@ public final class ActuatorSecretFilter implements WebFilter, Ordered {
         return chain.filter(exchange);
     }
 
-    /** After the request metrics ({@code dev.dht.metrics.ClientRequestMetrics}) and {@link ActuatorOnlyFilter}. */
+    /** After {@link ActuatorOnlyFilter} (on a management port of its own). */
     @Override
     public int getOrder() {
         return Ordered.HIGHEST_PRECEDENCE + 2;

@@ -25,6 +25,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -33,7 +34,8 @@ import org.junit.jupiter.api.Test;
  * The admission handler on a connection (an {@link EmbeddedChannel} standing in for Reactor Netty's pipeline,
  * whose part after the handler records what it is handed): refused client requests get a 503 of the handler's
  * own and never reach Reactor Netty, the connection stays usable, answers keep the order of the requests, and
- * slots are given back when an answer is written or the connection closes. The node's limit here is one client
+ * slots are given back when an answer is written or the connection closes; client requests are timed in
+ * {@code dht.client.requests} from their head to their answer's head. The node's limit here is one client
  * request in flight; the event loop lag is never started, so it reads 0.
  */
 class AdmissionHandlerTest {
@@ -259,9 +261,129 @@ class AdmissionHandlerTest {
         assertThat(late.handedOn).as("the status check is served").hasSize(2);
     }
 
+    @Test
+    void clientRequestsAreTimedFromTheirHeadToTheHeadOfTheirAnswerWithItsStatus() throws InterruptedException {
+        AdmissionConnection connection = connect();
+        connection.send(get("/v0/entity?id=a"));
+        Thread.sleep(20);
+        assertThat(timed()).as("nothing before the answer").isZero();
+        connection.channel.writeOutbound(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.NOT_FOUND));
+        assertThat(timed("get", 404)).as("counted when the answer's head is written").isEqualTo(1);
+        assertThat(timer("get", 404).totalTime(TimeUnit.MILLISECONDS)).isGreaterThanOrEqualTo(20);
+        connection.channel.writeOutbound(LastHttpContent.EMPTY_LAST_CONTENT);
+
+        connection.send(put("/v0/entity?id=a", 1), new DefaultLastHttpContent(Unpooled.copiedBuffer("v", StandardCharsets.UTF_8)));
+        connection.writeAnswer(HttpResponseStatus.CREATED);
+        connection.send(get("http://node-a:8080/v0/status"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("/v0/entities?start=a"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.DELETE, "/v0/entity?id=a"));
+        connection.writeAnswer(HttpResponseStatus.ACCEPTED);
+        connection.send(new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.POST, "/v0/entity?id=a"));
+        connection.writeAnswer(HttpResponseStatus.METHOD_NOT_ALLOWED);
+
+        assertThat(timed("put", 201)).isEqualTo(1);
+        assertThat(timed("status", 200)).isEqualTo(1);
+        assertThat(timed("range", 200)).isEqualTo(1);
+        assertThat(timed("delete", 202)).isEqualTo(1);
+        assertThat(timed("other", 405)).isEqualTo(1);
+        assertThat(timed()).isEqualTo(6);
+    }
+
+    @Test
+    void internalActuatorAndUndecodableRequestsAreNotTimed() {
+        AdmissionConnection connection = connect();
+        connection.send(get("/internal/record?id=x"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("/actuator/prometheus"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("/v0/unknown"));
+        connection.writeAnswer(HttpResponseStatus.BAD_REQUEST);
+        HttpRequest undecodable = get("/v0/entity?id=a");
+        undecodable.setDecoderResult(io.netty.handler.codec.DecoderResult.failure(new IllegalArgumentException("bad")));
+        connection.send(undecodable);
+        connection.writeAnswer(HttpResponseStatus.BAD_REQUEST);
+
+        assertThat(connection.handedOn).hasSize(8);
+        assertThat(timed()).isZero();
+    }
+
+    @Test
+    void pipelinedRequestsAreTimedInTheirOrderWithTheirOwnAnswers() {
+        AdmissionConnection connection = connect();
+        connection.send(get("/v0/entity?id=a"));
+        connection.send(get("/internal/record?id=a"));
+        connection.send(get("/v0/status"));
+        connection.send(put("/v0/entity?id=b", 0));
+        assertThat(timed()).isZero();
+
+        connection.writeAnswer(HttpResponseStatus.NOT_FOUND);
+        assertThat(timed("get", 404)).isEqualTo(1);
+        connection.writeAnswer(HttpResponseStatus.FORBIDDEN);
+        assertThat(timed()).as("the internal request's answer counts for nothing").isEqualTo(1);
+        connection.writeAnswer(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        assertThat(timed("status", 503)).isEqualTo(1);
+        FullHttpResponse refusal = null;
+        for (Object written = connection.channel.readOutbound(); written != null; written = connection.channel.readOutbound()) {
+            if (written instanceof FullHttpResponse full) {
+                refusal = full;
+            }
+        }
+        assertThat(refusal).isNotNull();
+        assertThat(refusal.status()).as("the PUT, refused behind them").isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        refusal.release();
+        assertThat(timed("put", 503)).as("a refusal counts once").isEqualTo(1);
+        assertThat(timed()).isEqualTo(3);
+    }
+
+    @Test
+    void anInformationalAnswerDoesNotEndTheTiming() {
+        AdmissionConnection connection = connect();
+        HttpRequest request = put("/v0/entity?id=a", 3);
+        HttpUtil.set100ContinueExpected(request, true);
+        connection.send(request);
+
+        connection.channel.writeOutbound(new io.netty.handler.codec.http.DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        assertThat(timed()).as("100 Continue is not the answer").isZero();
+
+        connection.send(new DefaultLastHttpContent(Unpooled.copiedBuffer("abc", StandardCharsets.UTF_8)));
+        connection.writeAnswer(HttpResponseStatus.CREATED);
+        assertThat(timed("put", 201)).isEqualTo(1);
+        assertThat(timed()).isEqualTo(1);
+    }
+
+    @Test
+    void aRequestWhoseConnectionClosesBeforeItsAnswerIsNotTimed() {
+        AdmissionConnection connection = connect();
+        connection.send(get("/v0/entity?id=a"));
+        connection.send(get("/v0/status"));
+        connection.channel.close();
+        connection.channel.writeAndFlush(new DefaultHttpResponse(HttpVersion.HTTP_1_1, HttpResponseStatus.OK));
+
+        assertThat(timed()).isZero();
+        assertThat(control.inFlight()).isZero();
+    }
+
     private double refusals(String operation) {
-        Timer timer = registry.find("dht.client.requests").tag("operation", operation).tag("status", "503").timer();
+        return timed(operation, 503);
+    }
+
+    /** How many {@code operation} requests were answered {@code status}, as {@code dht.client.requests} counts. */
+    private double timed(String operation, int status) {
+        Timer timer = timer(operation, status);
         return timer == null ? 0 : timer.count();
+    }
+
+    private Timer timer(String operation, int status) {
+        return registry.find("dht.client.requests").tag("operation", operation).tag("status", Integer.toString(status))
+                .timer();
+    }
+
+    /** How many requests {@code dht.client.requests} counts in all. */
+    private double timed() {
+        return registry.find("dht.client.requests").timers().stream().mapToDouble(Timer::count).sum();
     }
 
     private AdmissionConnection connect() {

@@ -5,9 +5,11 @@ import static dev.dht.web.ActuatorSecretTest.repair;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.peer.InternalProtocol;
+import dev.dht.testing.ClientRequestCounts;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.SingleNodeTest;
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -18,7 +20,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * With the actuator on a port of its own ({@code management.server.port}, as in the container image): Spring Boot
  * serves it from a child context with its own web server, and the secret check applies there too. The management
  * port serves nothing else (no v0 API, no {@code /internal/*}); the server port keeps the v0 API and serves no
- * actuator endpoint.
+ * actuator endpoint. A v0 request sent to the management port is counted in {@code dht_client_requests_seconds}
+ * with its answer (400), an actuator request is not.
  */
 @SingleNodeTest(properties = {"dht.cluster-secret=" + ActuatorSecretTest.SECRET, "management.server.port=0"})
 class ActuatorSecretOnManagementPortTest {
@@ -59,10 +62,27 @@ class ActuatorSecretOnManagementPortTest {
     }
 
     @Test
+    void aV0RequestOnTheManagementPortIsCountedWithItsAnswerAndAnActuatorRequestIsNot() {
+        String before = scrape();
+        assertThat(management().send("GET", "/v0/status", new byte[0]).statusCode()).isEqualTo(400);
+        assertThat(management().send("DELETE", "/v0/entity?id=k", new byte[0]).statusCode()).isEqualTo(400);
+        assertThat(management().send("GET", "/actuator/health", new byte[0]).statusCode()).isEqualTo(200);
+
+        String after = scrape();
+        assertThat(ClientRequestCounts.of(after, "status", 400)).isEqualTo(ClientRequestCounts.of(before, "status", 400) + 1);
+        assertThat(ClientRequestCounts.of(after, "delete", 400)).isEqualTo(ClientRequestCounts.of(before, "delete", 400) + 1);
+        assertThat(ClientRequestCounts.total(after)).isEqualTo(ClientRequestCounts.total(before) + 2);
+    }
+
+    @Test
     void theServerPortKeepsTheV0Api() {
         assertThat(server().send("GET", "/v0/status", new byte[0]).statusCode()).isEqualTo(200);
         assertThat(server().put("k", "v", null)).isEqualTo(201);
         assertThat(server().get("k", null).statusCode()).isEqualTo(200);
+    }
+
+    private String scrape() {
+        return new String(management().send("GET", "/actuator/prometheus", new byte[0]).body(), StandardCharsets.UTF_8);
     }
 
     private DhtClient management() {
