@@ -1,6 +1,6 @@
 package dev.dht.config;
 
-import dev.dht.web.ActuatorSecretFilter;
+import dev.dht.web.ActuatorSecretGuard;
 import java.util.List;
 import org.springframework.boot.actuate.autoconfigure.endpoint.web.WebEndpointProperties;
 import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration;
@@ -18,25 +18,28 @@ import org.springframework.web.util.pattern.PathPatternParser;
  * {@code management.server.port} differs. Spring Boot imports this class into the right one because
  * {@code META-INF/spring/org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfiguration.imports}
  * lists it; {@link dev.dht.DhtApplication} keeps it out of component scanning, which would put it in the
- * application's context either way.
+ * application's context either way. Either context builds its HttpHandler with
+ * {@code WebHttpHandlerBuilder.applicationContext}, which applies the check (an
+ * {@link org.springframework.http.server.reactive.HttpHandlerDecoratorFactory}) around it; with the actuator on a
+ * port of its own, the server port has no check to pass.
  */
 @ManagementContextConfiguration(proxyBeanMethods = false)
 public class ActuatorSecretConfiguration {
 
-    /** The filter over every write and delete operation of the endpoints exposed over HTTP. */
+    /** The check over every write and delete operation of the endpoints exposed over HTTP. */
     @Bean
-    ActuatorSecretFilter actuatorSecretFilter(WebEndpointsSupplier endpoints, WebEndpointProperties web,
-                                              DhtProperties properties) {
+    ActuatorSecretGuard actuatorSecretGuard(WebEndpointsSupplier endpoints, WebEndpointProperties web,
+                                            DhtProperties properties) {
         EndpointMapping mapping = new EndpointMapping(web.getBasePath());
-        List<ActuatorSecretFilter.Operation> writes = endpoints.getEndpoints().stream()
+        List<ActuatorSecretGuard.Operation> writes = endpoints.getEndpoints().stream()
                 .flatMap(endpoint -> endpoint.getOperations().stream())
                 .filter(operation -> operation.getType() != OperationType.READ)
                 .map(operation -> {
                     WebOperationRequestPredicate request = operation.getRequestPredicate();
-                    return new ActuatorSecretFilter.Operation(HttpMethod.valueOf(request.getHttpMethod().name()),
+                    return new ActuatorSecretGuard.Operation(HttpMethod.valueOf(request.getHttpMethod().name()),
                             PathPatternParser.defaultInstance.parse(mapping.createSubPath(request.getPath())));
                 })
                 .toList();
-        return new ActuatorSecretFilter(writes, properties.clusterSecret());
+        return new ActuatorSecretGuard(writes, properties.clusterSecret());
     }
 }

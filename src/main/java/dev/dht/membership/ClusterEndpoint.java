@@ -28,7 +28,7 @@ import reactor.core.publisher.Mono;
  *       change's first step is taken, the rest runs in the background; 409 with {@code {"error": reason}} when refused
  *       (a member down, another change, cleanup pending), 400 for an unknown action or a missing node.</li>
  * </ul>
- * Write operations need the cluster secret ({@code dev.dht.web.ActuatorSecretFilter}, 403 without it). The write
+ * Write operations need the cluster secret ({@code dev.dht.web.ActuatorSecretGuard}, 403 without it). The write
  * operations answer once the claimant took the first step (at most {@link #ANSWER_TIMEOUT}); they never block.
  */
 @Endpoint(id = "cluster")

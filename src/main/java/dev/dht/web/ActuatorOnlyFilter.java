@@ -63,7 +63,10 @@ public final class ActuatorOnlyFilter implements WebFilter, Ordered {
         });
     }
 
-    /** Before the secret check ({@link ActuatorSecretFilter}). */
+    /**
+     * Ahead of any other WebFilter. The secret check ({@link ActuatorSecretGuard}) is no WebFilter: it decorates the
+     * whole HttpHandler and so runs before this filter, on actuator paths only, which this filter lets through.
+     */
     @Override
     public int getOrder() {
         return Ordered.HIGHEST_PRECEDENCE + 1;
