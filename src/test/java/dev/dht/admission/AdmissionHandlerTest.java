@@ -175,12 +175,7 @@ class AdmissionHandlerTest {
     @Test
     void anInformationalAnswerDoesNotGiveBackTheSlot() {
         AdmissionConnection connection = connect();
-        HttpRequest request = put("/v0/entity?id=a", 3);
-        HttpUtil.set100ContinueExpected(request, true);
-        connection.send(request);
-
-        connection.channel.writeOutbound(new io.netty.handler.codec.http.DefaultFullHttpResponse(
-                HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        sendPutAnsweredContinue(connection);
         assertThat(control.inFlight()).as("100 Continue is not the answer").isEqualTo(1);
 
         connection.send(new DefaultLastHttpContent(Unpooled.copiedBuffer("abc", StandardCharsets.UTF_8)));
@@ -340,12 +335,7 @@ class AdmissionHandlerTest {
     @Test
     void anInformationalAnswerDoesNotEndTheTiming() {
         AdmissionConnection connection = connect();
-        HttpRequest request = put("/v0/entity?id=a", 3);
-        HttpUtil.set100ContinueExpected(request, true);
-        connection.send(request);
-
-        connection.channel.writeOutbound(new io.netty.handler.codec.http.DefaultFullHttpResponse(
-                HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
+        sendPutAnsweredContinue(connection);
         assertThat(timed()).as("100 Continue is not the answer").isZero();
 
         connection.send(new DefaultLastHttpContent(Unpooled.copiedBuffer("abc", StandardCharsets.UTF_8)));
@@ -405,5 +395,14 @@ class AdmissionHandlerTest {
         HttpRequest request = new DefaultHttpRequest(HttpVersion.HTTP_1_1, HttpMethod.PUT, uri);
         HttpUtil.setContentLength(request, contentLength);
         return request;
+    }
+
+    /** Sends the head of a 3-byte PUT that expects {@code 100 Continue}, and writes that 100 Continue. */
+    private static void sendPutAnsweredContinue(AdmissionConnection connection) {
+        HttpRequest request = put("/v0/entity?id=a", 3);
+        HttpUtil.set100ContinueExpected(request, true);
+        connection.send(request);
+        connection.channel.writeOutbound(new io.netty.handler.codec.http.DefaultFullHttpResponse(
+                HttpVersion.HTTP_1_1, HttpResponseStatus.CONTINUE));
     }
 }
