@@ -19,8 +19,9 @@ import reactor.core.publisher.Mono;
  * whose {@link InternalProtocol#EPOCH_HEADER} is above this node's epoch waits until this node has fetched and
  * adopted the sender's view ({@link InternalProtocol#SENDER_HEADER}); then it is served. Every answer carries this
  * node's epoch, so a sender that is behind learns it; a sender that is behind and no member of this node's view (a node
- * decommissioned a moment ago, or removed while it was down) gets 503 with {@link InternalProtocol#OVERLOAD_REASON_HEADER}
- * {@code not-a-member} instead of being served, so the request it coordinates fails as that node's own refusal (503 to
+ * decommissioned a moment ago, or removed while it was down), or one at this node's epoch that is no member and sends
+ * a record read, write or range (a request it admitted just before it took the view that left it out), gets 503 with
+ * {@link InternalProtocol#OVERLOAD_REASON_HEADER} {@code not-a-member} instead of being served, so the request it coordinates fails as that node's own refusal (503 to
  * its client, as once it has taken the view), not as a replica failure (504). A failed fetch fails the request (the sender retries, or
  * treats it as a failed replica call). Never blocks: the fetch is asynchronous.
  */
@@ -59,14 +60,28 @@ public final class ClusterEpochFilter implements HandlerFilterFunction<ServerRes
             return serve;
         }
         long ours = epoch.getAsLong();
-        if (theirs < ours && ours > 0 && !isMember.test(from)) {
-            // a node removed while it was down, back with its old view: it learns of its removal from this answer
+        if (ours > 0 && (theirs < ours || theirs == ours && isRecordRequest(request)) && !isMember.test(from)) {
+            // behind: a node removed while it was down, back with its old view, learns of its removal from this
+            // answer; level: it took the view in which it is no member while it coordinated a request planned under
+            // the older one (its client check passed before), which must not count a replica here
             return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
                     .header(InternalProtocol.EPOCH_HEADER, Long.toString(ours))
                     .header(InternalProtocol.OVERLOAD_REASON_HEADER, OverloadReason.NOT_A_MEMBER.token())
                     .bodyValue(from + " is no member of the cluster at epoch " + ours + "\n");
         }
         return theirs > ours ? catchUp.apply(from, theirs).then(serve) : serve;
+    }
+
+    /**
+     * Requests of the reads, writes and ranges a coordinator sends for its clients (and hint replay): a node that is
+     * no member of the view serves no client, so it sends none of these at the current epoch but for a request it
+     * admitted before it took that view. Other internal requests (a leaving node driving its own decommission sends
+     * cleanup requests at the final epoch, in which it is no member) are not refused for that.
+     */
+    private static boolean isRecordRequest(ServerRequest request) {
+        String path = request.path();
+        return path.equals(InternalProtocol.RECORD_PATH) || path.equals(InternalProtocol.RECORDS_PATH)
+                || path.equals(InternalProtocol.READS_PATH) || path.equals(InternalProtocol.RANGE_PATH);
     }
 
     /** Requests that carry or ask for views themselves need no catching up first. */
