@@ -48,6 +48,7 @@ import org.springframework.util.unit.DataSize;
  *                               {@code nodetool cleanup}, run by itself). Default true; false keeps them, and a key
  *                               deleted on its owners can then come back from a former owner once its tombstone is
  *                               collected
+ * @param backup                 cluster backup settings
  * @param streamRate             records (first pass) or digests (second pass) per second a node gaining keys in a
  *                               membership change takes from one source, at most (Cassandra's stream throughput
  *                               limit). Default 50000
@@ -78,7 +79,8 @@ public record DhtProperties(
         @DefaultValue Tombstone tombstone,
         @DefaultValue("false") boolean rebuild,
         @DefaultValue("true") boolean cleanup,
-        @DefaultValue("50000") int streamRate) {
+        @DefaultValue("50000") int streamRate,
+        @DefaultValue Backup backup) {
 
     /** Validates every setting; see the record comment. */
     public DhtProperties {
@@ -337,6 +339,48 @@ public record DhtProperties(
             }
             if (gcRate < 1) {
                 throw new InvalidSettingException("dht.tombstone.gc-rate", "must be at least 1, was " + gcRate);
+            }
+        }
+    }
+    /**
+     * Cluster backup settings, prefix {@code dht.backup} (docs/backup.md).
+     *
+     * @param location    where backups go: {@code file:/path} (a local or mounted directory) or
+     *                    {@code s3://bucket/prefix}; empty: backups are refused (409). Default empty
+     * @param rate        bytes per second this node reads from its store and writes to the location during a
+     *                    backup, at most (bytes, KB, MB, GB). Default 64MB
+     * @param keep        completed backups kept; older ones are deleted after each backup that completes. Default 7
+     * @param fileSize    a member's part is split into files of about this many bytes (bytes, KB, MB, GB).
+     *                    Default 1GB
+     * @param s3Endpoint  S3 endpoint override for S3-compatible stores (MinIO, Ceph, SeaweedFS); empty: AWS.
+     *                    Default empty
+     * @param s3Region    S3 region. Default us-east-1
+     * @param s3PathStyle address buckets by path ({@code endpoint/bucket/key}) instead of by host name, as most
+     *                    S3-compatible stores need. Default false
+     */
+    public record Backup(
+            @DefaultValue("") String location,
+            @DefaultValue("64MB") DataSize rate,
+            @DefaultValue("7") int keep,
+            @DefaultValue("1GB") DataSize fileSize,
+            @DefaultValue("") String s3Endpoint,
+            @DefaultValue("us-east-1") String s3Region,
+            @DefaultValue("false") boolean s3PathStyle) {
+
+        /** Validates the backup settings. */
+        public Backup {
+            if (!location.isEmpty() && !location.startsWith("file:") && !location.startsWith("s3://")) {
+                throw new InvalidSettingException("dht.backup.location",
+                        "must be file:/path or s3://bucket/prefix, was " + location);
+            }
+            if (rate.toBytes() < DataSize.ofKilobytes(1).toBytes()) {
+                throw new InvalidSettingException("dht.backup.rate", "must be at least 1KB (per second), was " + rate);
+            }
+            if (keep < 1) {
+                throw new InvalidSettingException("dht.backup.keep", "must be at least 1, was " + keep);
+            }
+            if (fileSize.toBytes() < DataSize.ofMegabytes(1).toBytes()) {
+                throw new InvalidSettingException("dht.backup.file-size", "must be at least 1MB, was " + fileSize);
             }
         }
     }

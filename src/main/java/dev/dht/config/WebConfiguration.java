@@ -2,9 +2,11 @@ package dev.dht.config;
 
 import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
+import dev.dht.backup.MemberBackup;
 import dev.dht.cluster.Membership;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.server.ClusterEpochFilter;
+import dev.dht.peer.server.InternalBackupHandler;
 import dev.dht.peer.server.InternalClusterHandler;
 import dev.dht.peer.server.PeerRoutes;
 import dev.dht.repair.RepairScan;
@@ -66,8 +68,10 @@ public class WebConfiguration {
     @Bean
     RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store, RebuildGate rebuild,
                                                   RepairScan repairScan, Membership membership,
-                                                  InternalClusterHandler cluster, ClusterEpochFilter epochs) {
+                                                  InternalClusterHandler cluster, ClusterEpochFilter epochs,
+                                                  MemberBackup backup) {
         return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs,
+                new InternalBackupHandler(backup),
                 (int) properties.maxValueSize().toBytes(), properties.clusterSecret());
     }
 }

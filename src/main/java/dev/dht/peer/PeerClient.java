@@ -184,6 +184,16 @@ public final class PeerClient {
                 PeerClient::applied);
     }
 
+    /**
+     * {@link PeerEndpoint#BACKUP}: {@code peer} writes its part of backup {@code id}; the part's JSON once done. No
+     * timeout (the peer paces its scan); a refusal or failure fails the call with {@link WebClientResponseException}
+     * whose body says why, an unreachable peer with the connection's error.
+     */
+    public Mono<byte[]> backup(Node peer, String id) {
+        return call(PeerEndpoint.BACKUP, peer, PeerEndpoint.BACKUP.uri(peer, id), null,
+                response -> ifOk(response, ok -> ok.bodyToMono(byte[].class)));
+    }
+
     /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */
     private void observeEpoch(Node peer, ClientResponse response) {
         String header = response.headers().asHttpHeaders().getFirst(InternalProtocol.EPOCH_HEADER);

@@ -78,6 +78,20 @@ public final class DhtClient {
                 : HttpRequest.BodyPublishers.ofString(json)));
     }
 
+    /**
+     * An actuator write of any method ({@code POST}, {@code DELETE}): {@code json} as the body (none if null), with
+     * the cluster secret {@code secret} in {@code X-Dht-Cluster-Secret}.
+     */
+    public HttpResponse<byte[]> admin(String method, String path, String json, String secret) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
+                .header("X-Dht-Cluster-Secret", secret);
+        if (json != null) {
+            request.header("Content-Type", "application/json");
+        }
+        return send(request.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(json)));
+    }
+
     /** Base URL of the node this client talks to. */
     public URI base() {
         return base;

@@ -1,0 +1,25 @@
+package dev.dht.backup.location;
+
+import java.nio.file.Path;
+
+/** Opens a {@link BackupLocation} from its URI, {@code file:/path} or {@code s3://bucket/prefix}. */
+public final class BackupLocations {
+
+    private BackupLocations() {
+    }
+
+    /**
+     * The location {@code uri} names.
+     *
+     * @param s3Endpoint  an S3 endpoint override (S3-compatible stores), empty for AWS
+     * @param s3Region    the S3 region
+     * @param s3PathStyle address buckets by path rather than host name
+     * @throws IllegalArgumentException if {@code uri} is neither {@code file:} nor {@code s3://}
+     */
+    public static BackupLocation of(String uri, String s3Endpoint, String s3Region, boolean s3PathStyle) {
+        if (uri.startsWith("file:")) {
+            return new FileBackupLocation(Path.of(uri.substring("file:".length())));
+        }
+        throw new IllegalArgumentException("a backup location is file:/path or s3://bucket/prefix, was " + uri);
+    }
+}
