@@ -30,8 +30,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Cluster backups to a directory while a 3-node cluster serves, and restores with the {@code restore} command, all
- * with real nodes in this JVM: a backup taken under write load restores into a fresh 5-node cluster with every write
- * acknowledged before it (values in their version, deletes deleted, expired values absent); a member down fails the
+ * with real nodes in this JVM: a backup taken under write load restores into a 5-node cluster with every write
+ * acknowledged before it (values in their version, deletes deleted even over older values the target held, expired
+ * values absent); a member down fails the
  * backup naming it, unless allowMissing; a flipped byte and a truncated file are refused by {@code --verify} and
  * {@code restore}; a restore into the source cluster keeps writes newer than the backup; a restore cut off resumes
  * from its checkpoint.
@@ -105,6 +106,12 @@ class BackupRestoreTest {
 
     @Test
     void backupUnderWriteLoadRestoresIntoALargerCluster() throws Exception {
+        target = InProcessCluster.start(5, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        for (int i = 0; i < KEYS; i += 10) {
+            String id = "key-" + i;
+            await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+                    .until(() -> target.client(0).put(id, "stale", "3/3") == 201);
+        }
         startSource();
         writeKeys(source.client(0), KEYS);
         AtomicBoolean loading = new AtomicBoolean(true);
@@ -138,13 +145,14 @@ class BackupRestoreTest {
         assertThat(metrics).contains("dht_backup_records_total").contains("dht_backup_last_success_time");
         await().atMost(Duration.ofSeconds(10)).until(() -> source.client(0).get("key-1", "2/3").statusCode() == 404);
 
-        target = InProcessCluster.start(5, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
         RestoreRun run = Backups.restore("--from", "file:" + backups(), "--backup", id,
                 "--into", target.url(0) + "," + target.url(1));
 
         assertThat(run.status()).as("restore: %s %s", run.out(), run.err()).isZero();
         assertThat(run.out()).contains("expired values skipped");
         assertRestored(target.client(3), KEYS);
+        assertThat(target.client(4).get("key-0", "3/3").statusCode()).as("stale value under a restored tombstone")
+                .isEqualTo(404);
     }
 
     @Test
