@@ -20,6 +20,9 @@ public final class BackupLocations {
         if (uri.startsWith("file:")) {
             return new FileBackupLocation(Path.of(uri.substring("file:".length())));
         }
+        if (uri.startsWith("s3://")) {
+            return S3BackupLocation.create(uri, s3Endpoint, s3Region, s3PathStyle);
+        }
         throw new IllegalArgumentException("a backup location is file:/path or s3://bucket/prefix, was " + uri);
     }
 }

@@ -18,8 +18,9 @@ import java.util.Set;
 /**
  * {@code java -jar dht.jar restore --from LOCATION --backup ID (--into URL[,URL...] | --verify) [--rate N]
  * [--checkpoint FILE] [--s3-endpoint URL] [--s3-region R] [--s3-path-style]}: restores a backup into a running
- * cluster, or with {@code --verify} reads it end to end and checks every checksum without writing. The target's
- * cluster secret comes from {@code DHT_CLUSTER_SECRET} or {@code --dht.cluster-secret=S}, as a node takes it.
+ * cluster (after reading it end to end once to check it, so that a corrupt backup writes nothing), or with
+ * {@code --verify} reads it end to end and checks every checksum without writing. The target's cluster secret comes
+ * from {@code DHT_CLUSTER_SECRET} or {@code --dht.cluster-secret=S}, as a node takes it.
  * Exit status: 0 when every record was acknowledged by a majority of its replicas (or the backup verified), 1 when
  * the restore or verification failed (the message names the file and block, or the replicas), 2 for bad usage.
  * Blocking: runs on the calling thread.
@@ -89,6 +90,7 @@ public final class RestoreCommand {
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(5)).build();
             TargetCluster target = TargetCluster.connect(http, secret, into);
+            restore.verify();
             RestoreCheckpoint checkpoint = RestoreCheckpoint.open(checkpointFile, backup);
             out.println("restoring backup " + backup + " from " + location.describe() + " into "
                     + target.placement().members() + " (checkpoint " + checkpointFile + ")");
