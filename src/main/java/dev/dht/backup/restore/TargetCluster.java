@@ -9,6 +9,7 @@ import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.PeerEndpoint;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -28,8 +29,8 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The cluster a backup is restored into: its view read once from {@code GET /actuator/cluster}, and writes of
- * record batches to each key's replicas under that view ({@link Placement#newReplicasAtMost}, the record's own
- * replica count capped at the target's size) through the internal write path ({@code POST /internal/records},
+ * record batches to each key's replicas under that view ({@link Placement#newReplicasAtMost}; the record's own
+ * replica count, at least the target's replication factor, capped at its size: {@link #placed}) through the internal write path ({@code POST /internal/records},
  * {@code PUT /internal/record} for a record too large for a batch) with the cluster secret, so records keep their
  * timestamps and the replicas' last-write-wins keeps whichever version is newer. A call that fails is retried with
  * backoff ({@value #ATTEMPTS} attempts); a batch succeeds when every record was acknowledged by a majority of its
@@ -41,11 +42,13 @@ final class TargetCluster {
     private final HttpClient http;
     private final String secret;
     private final Placement placement;
+    private final int replicationFactor;
 
     TargetCluster(HttpClient http, String secret, Placement placement) {
         this.http = http;
         this.secret = secret;
         this.placement = placement;
+        this.replicationFactor = Math.min(Record.MAX_FROM, placement.view().replicationFactor());
     }
 
     /**
@@ -96,8 +99,9 @@ final class TargetCluster {
     CompletableFuture<Void> write(List<KeyedRecord> batch) {
         Map<Node, List<KeyedRecord>> byReplica = new LinkedHashMap<>();
         Map<KeyedRecord, List<Node>> replicasOf = new HashMap<>();
-        for (KeyedRecord entry : batch) {
-            List<Node> replicas = placement.newReplicasAtMost(entry.key(), placement.placedFrom(entry.record().from()));
+        for (KeyedRecord original : batch) {
+            KeyedRecord entry = placed(original);
+            List<Node> replicas = placement.newReplicasAtMost(entry.key(), entry.record().from());
             replicasOf.put(entry, replicas);
             for (Node replica : replicas) {
                 byReplica.computeIfAbsent(replica, node -> new ArrayList<>()).add(entry);
@@ -126,6 +130,25 @@ final class TargetCluster {
                 }
             }
         });
+    }
+
+    /**
+     * {@code entry} with its replica count raised to the target's replication factor if it was lower (both capped at
+     * the target's size): a record written at {@code 1/1} is restored to as many replicas as one written with the
+     * default, so that reads at the target's majority see it and repair keeps its copies alike. The same version
+     * otherwise (timestamp, value, expiry); at equal timestamps the larger replica count wins last-write-wins, so it
+     * also replaces the original's copy in a restore into the same cluster, with the same value.
+     */
+    KeyedRecord placed(KeyedRecord entry) {
+        Record record = entry.record();
+        int from = Math.max(placement.placedFrom(record.from()), placement.placedFrom(replicationFactor));
+        if (from == record.from()) {
+            return entry;
+        }
+        Record raised = record.isTombstone()
+                ? Record.tombstone(record.timestamp(), from)
+                : Record.value(record.timestamp(), record.value(), from, record.expiresAtMillis());
+        return new KeyedRecord(entry.key(), raised);
     }
 
     /** {@code entries} to {@code node} in batches under the batch limit; null once all applied, else the error. */
