@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
@@ -80,20 +81,19 @@ public final class BackupCoordinator {
         if (!membership.isMember()) {
             return Mono.error(new BackupRefusedException("this node is no member of the cluster"));
         }
-        if (!running.isEmpty()) {
-            return Mono.error(new BackupRefusedException("backup " + running.keySet().iterator().next()
-                    + " is running on this node"));
-        }
         ClusterView view = membership.view();
         Instant now = clock.instant();
         String id = ID_TIME.format(now) + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
         List<String> members = view.nodes().stream().map(URI::toString).toList();
         BackupManifest manifest = new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.RUNNING, null,
                 now.toString(), null, view.epoch(), view.replicationFactor(), members, List.of(), List.of());
-        Running state = new Running(manifest, new java.util.concurrent.CopyOnWriteArrayList<>(), new AtomicInteger());
-        if (running.putIfAbsent(id, state) != null || running.size() > 1) {
-            running.remove(id);
-            return Mono.error(new BackupRefusedException("another backup is running on this node"));
+        Running state = new Running(manifest, new CopyOnWriteArrayList<>(), new AtomicInteger());
+        synchronized (running) {
+            if (!running.isEmpty()) {
+                return Mono.error(new BackupRefusedException("backup " + running.keySet().iterator().next()
+                        + " is running on this node"));
+            }
+            running.put(id, state);
         }
         LOG.info("backup {}: started by {} at epoch {} over {}", id, membership.self(), view.epoch(), members);
         return Mono.fromRunnable(() -> catalog.write(manifest))

@@ -115,8 +115,8 @@ public final class MemberBackup {
                     writer = new BackupFileWriter(name, stream);
                 }
                 writer.write(entry);
-                int size = entry.key().length + entry.record().value().length + 30;
-                pace.acquire(size);
+                int size = entry.key().length + entry.record().value().length;
+                pace.acquire(size + BackupFileFormat.ENTRY_OVERHEAD_BYTES);
                 metrics.written(1, size);
                 records.incrementAndGet();
                 if (writer.bytesWritten() >= fileSizeBytes) {

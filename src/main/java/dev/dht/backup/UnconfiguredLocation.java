@@ -3,6 +3,7 @@ package dev.dht.backup;
 import dev.dht.backup.location.BackupLocation;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.file.NoSuchFileException;
 import java.util.List;
 
 /**
@@ -22,8 +23,8 @@ public final class UnconfiguredLocation implements BackupLocation {
     }
 
     @Override
-    public InputStream open(String id, String name) throws java.nio.file.NoSuchFileException {
-        throw new java.nio.file.NoSuchFileException(id + "/" + name);
+    public InputStream open(String id, String name) throws NoSuchFileException {
+        throw new NoSuchFileException(id + "/" + name);
     }
 
     @Override

@@ -31,7 +31,7 @@ public final class BackupFileFormat {
     /** Largest block a reader accepts, raw or stored: a corrupt length must not make it allocate without bound. */
     static final int MAX_BLOCK_BYTES = 64 << 20;
     /** Bytes of an entry besides its key and value. */
-    static final int ENTRY_OVERHEAD_BYTES = 4 + 8 + 1 + 1 + 8 + 4;
+    public static final int ENTRY_OVERHEAD_BYTES = 4 + 8 + 1 + 1 + 8 + 4;
     /** Flag bit of a tombstone. */
     static final int FLAG_TOMBSTONE = 0x01;
     /** Zstandard level: 3 (its default), fast enough to keep up with a paced scan on one core. */

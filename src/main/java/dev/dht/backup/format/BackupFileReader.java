@@ -10,6 +10,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
+import java.nio.BufferUnderflowException;
 import java.nio.ByteBuffer;
 import java.security.DigestInputStream;
 import java.util.Arrays;
@@ -120,7 +121,7 @@ public final class BackupFileReader implements Iterator<KeyedRecord>, Closeable 
             }
             Record record = tombstone ? Record.tombstone(timestamp, from) : Record.value(timestamp, value, from, expiresAt);
             return new KeyedRecord(key, record);
-        } catch (java.nio.BufferUnderflowException | IllegalArgumentException e) {
+        } catch (BufferUnderflowException | IllegalArgumentException e) {
             throw new BackupCorruptException(where + ": malformed entry", e);
         }
     }

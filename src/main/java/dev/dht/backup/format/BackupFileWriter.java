@@ -6,6 +6,7 @@ import dev.dht.storage.Record;
 import java.io.ByteArrayOutputStream;
 import java.io.Closeable;
 import java.io.DataOutputStream;
+import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -156,7 +157,7 @@ public final class BackupFileWriter implements Closeable {
     }
 
     /** Counts the bytes that pass to the underlying stream. */
-    private static final class CountingStream extends java.io.FilterOutputStream {
+    private static final class CountingStream extends FilterOutputStream {
         private long count;
 
         CountingStream(OutputStream out) {

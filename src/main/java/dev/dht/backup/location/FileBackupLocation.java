@@ -1,10 +1,12 @@
 package dev.dht.backup.location;
 
 import dev.dht.backup.format.BackupManifest;
+import java.io.BufferedOutputStream;
 import java.io.FilterOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.Channels;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +105,7 @@ public final class FileBackupLocation implements BackupLocation {
         private boolean closed;
 
         PartialFile(FileChannel channel, Path partial, Path target) {
-            super(new java.io.BufferedOutputStream(java.nio.channels.Channels.newOutputStream(channel), 1 << 16));
+            super(new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16));
             this.channel = channel;
             this.partial = partial;
             this.target = target;

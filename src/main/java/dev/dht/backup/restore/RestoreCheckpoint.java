@@ -1,11 +1,15 @@
 package dev.dht.backup.restore;
 
 import java.io.IOException;
+import java.io.StringWriter;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.util.Base64;
 import java.util.Properties;
 
@@ -71,11 +75,11 @@ final class RestoreCheckpoint {
         properties.setProperty("records", Long.toString(records));
         Path partial = file.resolveSibling(file.getFileName() + ".partial");
         try {
-            try (var out = java.nio.channels.FileChannel.open(partial, java.nio.file.StandardOpenOption.CREATE,
-                    java.nio.file.StandardOpenOption.WRITE, java.nio.file.StandardOpenOption.TRUNCATE_EXISTING)) {
-                java.io.StringWriter text = new java.io.StringWriter();
+            try (FileChannel out = FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                StringWriter text = new StringWriter();
                 properties.store(text, "dht restore checkpoint");
-                out.write(java.nio.ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8)));
+                out.write(ByteBuffer.wrap(text.toString().getBytes(StandardCharsets.UTF_8)));
                 out.force(true);
             }
             Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
