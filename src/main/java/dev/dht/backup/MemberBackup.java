@@ -81,8 +81,11 @@ public final class MemberBackup {
 
     private MemberPart write(String id) throws IOException {
         AtomicLong records = new AtomicLong();
-        if (!running.isEmpty() || running.putIfAbsent(id, records) != null) {
-            throw new BackupRefusedException("a backup part already runs on " + self + ": " + running.keySet());
+        synchronized (running) {
+            if (!running.isEmpty()) {
+                throw new BackupRefusedException("a backup part already runs on " + self + ": " + running.keySet());
+            }
+            running.put(id, records);
         }
         LOG.info("backup {}: part of {} started, to {}", id, self, location.describe());
         long started = System.nanoTime();

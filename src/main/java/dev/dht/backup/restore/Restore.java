@@ -28,8 +28,8 @@ import java.util.concurrent.CompletionException;
  * flight and one block per member. Blocking: runs on the caller's thread.
  */
 final class Restore {
-    static final int BATCH_RECORDS = 256;
-    static final int IN_FLIGHT = 4;
+    static final int BATCH_RECORDS = 512;
+    static final int IN_FLIGHT = 8;
     private final BackupLocation location;
     private final String backupId;
     private final PrintStream out;
@@ -139,6 +139,9 @@ final class Restore {
                     if (window.size() >= IN_FLIGHT) {
                         written += acknowledge(window.poll(), checkpoint);
                     }
+                    while (!window.isEmpty() && window.peek().write().isDone()) {
+                        written += acknowledge(window.poll(), checkpoint);
+                    }
                 }
                 progress.update(merged.read(), written, bytes, false);
             }
@@ -154,6 +157,7 @@ final class Restore {
             }
             progress.update(merged.read(), written, bytes, true);
         } finally {
+            checkpoint.flush();
             parts.forEach(PartRecords::close);
         }
         out.println("restored backup " + backupId + ": " + written + " records acknowledged at a majority of their"

@@ -16,19 +16,24 @@ import java.util.Properties;
 /**
  * Where a restore resumes after it was stopped (even by {@code kill -9}): the backup id and the last key up to which
  * every record (in the merged key order) was acknowledged, in a small properties file replaced atomically (written
- * beside it, fsync'ed, renamed) after each acknowledged batch. Not thread-safe: the restore's one thread writes it.
+ * beside it, fsync'ed, renamed) at most once a second as batches are acknowledged. Not thread-safe: the restore's one thread writes it.
  */
 final class RestoreCheckpoint {
     private final Path file;
     private final String backupId;
+    /** Least time between two writes of the file: one second. */
+    static final long WRITE_INTERVAL_NANOS = 1_000_000_000L;
     private byte[] lastKey;
     private long records;
+    private long writtenRecords;
+    private long writtenAt = System.nanoTime() - WRITE_INTERVAL_NANOS;
 
     private RestoreCheckpoint(Path file, String backupId, byte[] lastKey, long records) {
         this.file = file;
         this.backupId = backupId;
         this.lastKey = lastKey;
         this.records = records;
+        this.writtenRecords = records;
     }
 
     /**
@@ -65,13 +70,37 @@ final class RestoreCheckpoint {
         return records;
     }
 
-    /** Records that every record up to {@code key} (inclusive) is acknowledged, {@code added} more of them. */
+    /**
+     * Records that every record up to {@code key} (inclusive) is acknowledged, {@code added} more of them; the file is
+     * written at most once per {@link #WRITE_INTERVAL_NANOS} (an fsync per batch would pace the restore on a busy
+     * disk), so a restore resumed after a crash writes at most that last second's records again, which changes nothing
+     * (last write wins, same versions).
+     */
     void advance(byte[] key, long added) {
         lastKey = key;
         records += added;
+        if (System.nanoTime() - writtenAt >= WRITE_INTERVAL_NANOS) {
+            write();
+        }
+    }
+
+    /** Writes the file now if it is behind (a restore that stops on a failure keeps all it had acknowledged). */
+    void flush() {
+        if (lastKey != null && unwritten()) {
+            write();
+        }
+    }
+
+    private boolean unwritten() {
+        return writtenRecords != records;
+    }
+
+    private void write() {
+        writtenAt = System.nanoTime();
+        writtenRecords = records;
         Properties properties = new Properties();
         properties.setProperty("backup", backupId);
-        properties.setProperty("lastKey", Base64.getEncoder().encodeToString(key));
+        properties.setProperty("lastKey", Base64.getEncoder().encodeToString(lastKey));
         properties.setProperty("records", Long.toString(records));
         Path partial = file.resolveSibling(file.getFileName() + ".partial");
         try {
