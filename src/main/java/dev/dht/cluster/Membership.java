@@ -81,9 +81,9 @@ public final class Membership {
         return current.placement.view().epoch();
     }
 
-    /** True if this node is a member of its current view, in any state. */
+    /** True if this node is a member of its current view, in any state (never before it holds a view: epoch 0). */
     public boolean isMember() {
-        return current.placement.self() != null;
+        return current.placement.self() != null && current.placement.view().epoch() > 0;
     }
 
     /** True if this node is a {@link MemberState#NORMAL} member: it has joined and is not leaving. */
