@@ -36,6 +36,8 @@ public final class ViewCheck {
     static final Duration PAUSE = Duration.ofSeconds(2);
     /** The longest wait for one member's view. */
     static final Duration ASK_TIMEOUT = Duration.ofSeconds(2);
+    /** The longest the check at start-up may hold the start. */
+    static final Duration START_LIMIT = Duration.ofSeconds(10);
     private static final Logger log = LoggerFactory.getLogger(ViewCheck.class);
 
     private final Membership membership;
@@ -56,9 +58,16 @@ public final class ViewCheck {
         membership.confirmWith(confirmation);
     }
 
-    /** Checks the view (waiting for the check, at most the ask timeout and a little), then starts the ticker. */
+    /**
+     * Checks the view (blocking the start for the check: each member's answer waits at most {@link #ASK_TIMEOUT},
+     * the whole check at most {@link #START_LIMIT}, then the node serves under its view), then starts the ticker.
+     */
     public synchronized void start() {
-        check().block(ASK_TIMEOUT.plusSeconds(3));
+        check().timeout(START_LIMIT, Mono.fromRunnable(() -> {
+            log.warn("the members did not answer the view check within {} s; serving under epoch {}",
+                    START_LIMIT.toSeconds(), membership.epoch());
+            confirmation.confirm();
+        })).block();
         ticker = Flux.interval(TICK, Schedulers.newSingle("view-check-ticker", true))
                 .subscribe(beat -> confirmation.tick());
         confirmation.tick();

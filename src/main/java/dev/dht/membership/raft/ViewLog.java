@@ -159,26 +159,42 @@ public final class ViewLog implements Closeable {
 
     /** True if this server is the leader and has committed an entry of its term (so it may append). */
     public boolean isLeader() {
-        DivisionInfo info = info();
-        return info != null && info.isLeader() && info.isLeaderReady();
+        try {
+            DivisionInfo info = info();
+            return info != null && info.isLeader() && info.isLeaderReady();
+        } catch (RuntimeException starting) {
+            return false;
+        }
     }
 
     /** The leader's peer id as this server knows it, or null. */
     public RaftPeerId leader() {
-        DivisionInfo info = info();
-        return info == null ? null : info.getLeaderId();
+        try {
+            DivisionInfo info = info();
+            return info == null ? null : info.getLeaderId();
+        } catch (RuntimeException starting) {
+            return null;
+        }
     }
 
     /** The current term as this server knows it (0 before it started). */
     public long term() {
-        DivisionInfo info = info();
-        return info == null ? 0 : info.getCurrentTerm();
+        try {
+            DivisionInfo info = info();
+            return info == null ? 0 : info.getCurrentTerm();
+        } catch (RuntimeException starting) {
+            return 0;
+        }
     }
 
     /** The index of the last log entry this server applied (-1 before any). */
     public long appliedIndex() {
-        DivisionInfo info = info();
-        return info == null ? -1 : info.getLastAppliedIndex();
+        try {
+            DivisionInfo info = info();
+            return info == null ? -1 : info.getLastAppliedIndex();
+        } catch (RuntimeException starting) {
+            return -1; // the server is still starting: its state machine updater does not exist yet
+        }
     }
 
     private DivisionInfo info() {
