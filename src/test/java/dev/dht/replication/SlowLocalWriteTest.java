@@ -121,7 +121,7 @@ class SlowLocalWriteTest {
     }
 
     private Coordinator coordinator(Replica other) {
-        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
+        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
                 Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 

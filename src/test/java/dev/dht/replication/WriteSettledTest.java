@@ -34,7 +34,7 @@ class WriteSettledTest {
     private final InMemoryReplica fast = new InMemoryReplica(Replica.PEER_UP);
     private final HeldReplica held = new HeldReplica();
     private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
-            Replicas.fixed(Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held)), new HybridLogicalClock(),
+            FixedReplicas.of(Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held)), new HybridLogicalClock(),
             Duration.ofSeconds(30), Duration.ofMillis(50), new SimpleMeterRegistry());
     private final AtomicInteger settled = new AtomicInteger();
 
