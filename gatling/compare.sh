@@ -160,17 +160,6 @@ sleep_until() {  # sleep_until EPOCH_MS: returns at that time, sleeping at most 
   done
 }
 
-cpu_ticks() {  # cpu_ticks PID...: utime + stime of these processes so far (all threads), in clock ticks; 1 if one is gone
-  local pid stat fields total=0
-  for pid in "$@"; do
-    { read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
-    stat="${stat##*") "}"                        # the fields after "PID (COMM) ", from field 3 (state) on
-    read -r -a fields <<<"$stat"
-    total=$((total + fields[11] + fields[12]))   # fields 14 and 15: utime and stime
-  done
-  echo "$total"
-}
-
 # sample_cpu START_FILE CPU_FILE PID...: runs in the background beside one Gatling run. Waits for the epoch ms of
 # the run's first request (Gatling writes it to START_FILE, -DloadStartFile), takes cpu_ticks of the PIDs at 2 s
 # after the ramp and at 2 s before the run's end, and writes ticks= (the difference) and millis= (the wall time
