@@ -16,6 +16,8 @@ import javax.net.ssl.SSLContext;
  * body returned as they came. Ids are percent-encoded as UTF-8.
  */
 public final class DhtClient {
+    /** How long a request may wait for its answer unless it says otherwise. */
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     private final URI base;
@@ -69,8 +71,13 @@ public final class DhtClient {
      * {@code secret} in {@code X-Dht-Cluster-Secret}.
      */
     public HttpResponse<byte[]> admin(String path, String json, String secret) {
+        return admin(path, json, secret, DEFAULT_TIMEOUT);
+    }
+
+    /** Like {@link #admin(String, String, String)}, waiting up to {@code timeout} for the answer (a repair may take long). */
+    public HttpResponse<byte[]> admin(String path, String json, String secret, Duration timeout) {
         HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
-                .header("X-Dht-Cluster-Secret", secret);
+                .header("X-Dht-Cluster-Secret", secret).timeout(timeout);
         if (json != null) {
             request.header("Content-Type", "application/json");
         }
@@ -89,9 +96,14 @@ public final class DhtClient {
         return base.resolve("/v0/entity?" + query);
     }
 
+    /** Sends {@code request}, with {@link #DEFAULT_TIMEOUT} unless it has a timeout of its own. */
     private HttpResponse<byte[]> send(HttpRequest.Builder request) {
+        HttpRequest built = request.build();
+        if (built.timeout().isEmpty()) {
+            built = request.timeout(DEFAULT_TIMEOUT).build();
+        }
         try {
-            return http.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            return http.send(built, HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
