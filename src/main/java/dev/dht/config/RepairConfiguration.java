@@ -18,13 +18,12 @@ import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
 import java.util.function.Supplier;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
  * Wires anti-entropy repair ({@code dht.repair.*}) and node rebuild ({@code dht.rebuild}): the scheduled
- * rounds and a rebuild start after the web server and stop before it ({@link RepairLifecycle}).
+ * rounds and a rebuild start after the web server and stop before it ({@link ServingLifecycle}).
  */
 @Configuration(proxyBeanMethods = false)
 public class RepairConfiguration {
@@ -71,49 +70,20 @@ public class RepairConfiguration {
         return new NodeRebuild(repair, gate);
     }
 
+    /** A rebuild and the scheduled rounds run once the web server serves, and stop first on shutdown. */
     @Bean
-    RepairLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild) {
-        return new RepairLifecycle(scheduler, rebuild);
+    ServingLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild) {
+        return new ServingLifecycle(() -> {
+            rebuild.start();
+            scheduler.start();
+        }, () -> {
+            scheduler.stop();
+            rebuild.stop();
+        });
     }
 
     @Bean
     RepairEndpoint repairEndpoint(AntiEntropyRepair repair) {
         return new RepairEndpoint(repair);
-    }
-
-    /**
-     * Starts a rebuild and the scheduled rounds after the web server has started (the last lifecycle phase) and
-     * stops them first on shutdown, before the web server and the replica client's event loops stop: a round
-     * still calling peers would keep those loops from ever becoming quiet, and their shutdown would wait for
-     * its full timeout.
-     */
-    static final class RepairLifecycle implements SmartLifecycle {
-        private final RepairScheduler scheduler;
-        private final NodeRebuild rebuild;
-        private volatile boolean running;
-
-        RepairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild) {
-            this.scheduler = scheduler;
-            this.rebuild = rebuild;
-        }
-
-        @Override
-        public void start() {
-            rebuild.start();
-            scheduler.start();
-            running = true;
-        }
-
-        @Override
-        public void stop() {
-            scheduler.stop();
-            rebuild.stop();
-            running = false;
-        }
-
-        @Override
-        public boolean isRunning() {
-            return running;
-        }
     }
 }

@@ -3,6 +3,7 @@ package dev.dht.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.dht.LocalCertificateAuthority;
 import dev.dht.testing.ClusterTls;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
