@@ -49,6 +49,22 @@ cpu_ticks() {  # cpu_ticks PID...: utime + stime of these processes so far (all 
   echo "$total"
 }
 
+# paired_rounds ROUNDS FUNCTION TARGET...: the paired rounds of compare.sh, ratio.sh and cluster-cost.sh. For each
+# round 1..ROUNDS calls FUNCTION ROUND TARGET... with the targets in that round's order: as given in odd rounds,
+# reversed in even ones (A B, B A, A B, ...), so that no target always runs first, on a warmer JIT or a quieter
+# machine. One target: it alone, every round. A FUNCTION that fails ends the script (set -e).
+paired_rounds() {
+  local rounds="$1" fn="$2" round target order
+  shift 2
+  for round in $(seq 1 "$rounds"); do
+    order=("$@")
+    if [ $((round % 2)) -eq 0 ]; then
+      order=(); for target in "$@"; do order=("$target" "${order[@]}"); done
+    fi
+    "$fn" "$round" "${order[@]}"
+  done
+}
+
 simulation_of() {  # simulation_of TAPE: the tape's simulation class
   case "$1" in
     put-new) echo dev.dht.gatling.PutNewKeysSimulation ;;

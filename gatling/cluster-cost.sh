@@ -176,10 +176,11 @@ for target in "${TARGETS[@]}"; do
   run "$target" PUT "$WARMUP" warmup
   run "$target" GET "$WARMUP" warmup
 done
-for round in $(seq 1 "$ROUNDS"); do
-  order=("${TARGETS[@]}")
-  if [ $(( round % 2 )) -eq 0 ] && [ ${#TARGETS[@]} -eq 2 ]; then order=(B A); fi
+cost_round() {  # cost_round ROUND TARGET...: PUT, then GET, on the targets in this order
+  local round="$1" method target
+  shift
   for method in PUT GET; do
-    for target in "${order[@]}"; do run "$target" "$method" "$DURATION" "round-$round"; done
+    for target in "$@"; do run "$target" "$method" "$DURATION" "round-$round"; done
   done
-done
+}
+paired_rounds "$ROUNDS" cost_round "${TARGETS[@]}"

@@ -320,17 +320,16 @@ if [ "$PREWARM_SECONDS" -gt 0 ]; then
   done
 fi
 
-for round in $(seq 1 "$ROUNDS"); do
-  order=("${!NAMES[@]}")
-  if [ $((round % 2)) -eq 0 ]; then
-    order=(); for i in "${!NAMES[@]}"; do order=("$i" "${order[@]}"); done
-  fi
-  order_names=(); for i in "${order[@]}"; do order_names+=("${NAMES[$i]}"); done
+compare_round() {  # compare_round ROUND I...: every tape on the variants I..., in this order
+  local round="$1" i tape order_names=()
+  shift
+  for i in "$@"; do order_names+=("${NAMES[$i]}"); done
   log "round $round of $ROUNDS: ${order_names[*]}"
   for tape in "${TAPES[@]}"; do
-    for i in "${order[@]}"; do measure "$i" "$tape" "$round"; done
+    for i in "$@"; do measure "$i" "$tape" "$round"; done
   done
-done
+}
+paired_rounds "$ROUNDS" compare_round "${!NAMES[@]}"
 
 # the end: which nodes are still alive, a graceful stop, then the logs' OutOfMemoryErrors; the data goes
 dead=()
