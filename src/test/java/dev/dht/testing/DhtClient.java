@@ -12,13 +12,14 @@ import java.time.Duration;
 import javax.net.ssl.SSLContext;
 
 /**
- * A blocking v0 client for tests, as course clients use the API: one call per request, the status code and
- * body returned as they came. Ids are percent-encoded as UTF-8.
+ * A blocking v0 client for tests, as course clients use the API: one call per request over HTTP/1.1 (what a node
+ * serves; no h2c upgrade offered), the status code and body returned as they came. Ids are percent-encoded as UTF-8.
  */
 public final class DhtClient {
     /** How long a request may wait for its answer unless it says otherwise. */
     private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
 
     private final URI base;
     private final HttpClient http;
@@ -31,7 +32,8 @@ public final class DhtClient {
     /** A client of an https {@code base} that makes its TLS connections with {@code tls}. */
     public DhtClient(URI base, SSLContext tls) {
         this.base = base;
-        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(tls).build();
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
+                .sslContext(tls).build();
     }
 
     /** PUT with an optional {@code replicas} ("ack/from", null for the default); returns the status. */
