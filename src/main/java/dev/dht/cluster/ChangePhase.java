@@ -12,16 +12,26 @@ public enum ChangePhase {
     WRITE_BOTH_READ_OLD,
     /** As before; the nodes that gain keys pull them from every live old replica. */
     STREAMING,
-    /** Writes still go to both sets; reads use the new set. Past this point the change cannot be aborted. */
-    WRITE_BOTH_READ_NEW;
+    /** Writes still go to both sets; reads use the new set. */
+    WRITE_BOTH_READ_NEW,
+    /**
+     * The change is being undone from {@link #WRITE_BOTH_READ_NEW}: writes still go to both sets, reads use the old
+     * set again; the next view is the membership before the change. The step between the two keeps neighbouring
+     * views compatible: a member still reading the new set and one already writing only the old set never meet.
+     */
+    ROLLBACK;
 
     /** The phase as JSON and logs write it, e.g. {@code write-both-read-old}. */
     public String token() {
         return name().toLowerCase(Locale.ROOT).replace('_', '-');
     }
 
-    /** The phase after this one, or null after the last. */
+    /** The phase after this one on the way forward, or null after the last (and for {@link #ROLLBACK}). */
     public ChangePhase next() {
-        return ordinal() + 1 < values().length ? values()[ordinal() + 1] : null;
+        return switch (this) {
+            case WRITE_BOTH_READ_OLD -> STREAMING;
+            case STREAMING -> WRITE_BOTH_READ_NEW;
+            case WRITE_BOTH_READ_NEW, ROLLBACK -> null;
+        };
     }
 }

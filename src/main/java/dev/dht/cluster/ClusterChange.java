@@ -32,8 +32,13 @@ public record ClusterChange(ChangeKind kind, URI node, ChangePhase phase) {
         return kind == ChangeKind.REMOVENODE && node.equals(member);
     }
 
-    /** True once reads use the new replica sets (the change can no longer be aborted). */
+    /** True while reads use the new replica sets. */
     public boolean readsNew() {
         return phase == ChangePhase.WRITE_BOTH_READ_NEW;
+    }
+
+    /** True while the change is being undone ({@link ChangePhase#ROLLBACK}). */
+    public boolean rollingBack() {
+        return phase == ChangePhase.ROLLBACK;
     }
 }

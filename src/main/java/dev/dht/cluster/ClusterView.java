@@ -104,13 +104,17 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
 
     /**
      * The next step of the change in progress: its next phase, or after the last one the completed membership
-     * (the joiner {@code NORMAL}, the leaver gone) with no change.
+     * (the joiner {@code NORMAL}, the leaver gone) with no change; after {@link ChangePhase#ROLLBACK} the
+     * membership before the change.
      *
      * @throws IllegalStateException if no change is in progress
      */
     public ClusterView advanced() {
         if (change == null) {
             throw new IllegalStateException("no change in progress at epoch " + epoch);
+        }
+        if (change.rollingBack()) {
+            return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN));
         }
         ChangePhase next = change.phase().next();
         if (next != null) {
@@ -121,19 +125,40 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
     }
 
     /**
-     * The next view with the change in progress undone: a joiner is no member, a leaver is {@code NORMAL} again.
+     * The next view on the way back from the change in progress: before the read switch the membership before the
+     * change (a joiner no member, a leaver {@code NORMAL} again); after it the {@link ChangePhase#ROLLBACK} phase,
+     * whose {@link #advanced} view is that membership. Going back loses no acknowledged write: while writes go to
+     * both replica sets, each needs {@code ack} answers in the old set too.
      *
-     * @throws IllegalStateException if no change is in progress, or reads already use the new replica sets
+     * @throws IllegalStateException if no change is in progress or it is being rolled back already
      */
     public ClusterView aborted() {
         if (change == null) {
             throw new IllegalStateException("no change in progress at epoch " + epoch);
         }
-        if (change.readsNew()) {
+        if (change.rollingBack()) {
             throw new IllegalStateException("the " + change.kind().token() + " of " + change.node()
-                    + " is past the read switch and cannot be aborted");
+                    + " is being rolled back already");
+        }
+        if (change.readsNew()) {
+            return new ClusterView(epoch + 1, replicationFactor, members,
+                    new ClusterChange(change.kind(), change.node(), ChangePhase.ROLLBACK));
         }
         return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN));
+    }
+
+    /**
+     * The next view with the decommission in progress turned into a removenode of the same node, in the same
+     * phase: its node died, so the others stream from the surviving copies instead of from it.
+     *
+     * @throws IllegalStateException if the change in progress is not a decommission
+     */
+    public ClusterView asRemovenode() {
+        if (change == null || change.kind() != ChangeKind.DECOMMISSION) {
+            throw new IllegalStateException("no decommission in progress at epoch " + epoch);
+        }
+        return new ClusterView(epoch + 1, replicationFactor, members,
+                new ClusterChange(ChangeKind.REMOVENODE, change.node(), change.phase()));
     }
 
     /** Members after the change: the changing node NORMAL if {@code keep}, else left out. */

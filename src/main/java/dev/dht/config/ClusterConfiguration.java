@@ -6,6 +6,7 @@ import dev.dht.cluster.Member;
 import dev.dht.cluster.MemberState;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.SeedViews;
+import dev.dht.cluster.StartKind;
 import dev.dht.metrics.ClusterMetrics;
 import dev.dht.peer.InternalProtocol;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -16,31 +17,44 @@ import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
-/** The cluster view: read from the data dir (or made from {@code dht.nodes} for a new cluster), held and measured. */
+/** The cluster view at start: read from the data dir, or found at the seeds, held and measured. */
 @Configuration(proxyBeanMethods = false)
 public class ClusterConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
 
     /**
-     * This node's membership. The stored view is the truth once there is one; {@code dht.nodes} then only names
-     * seeds. Without a stored view the node first asks the seeds ({@link SeedViews}): a cluster that runs and holds
-     * this node gives it its view (a member whose data dir was emptied); a cluster that runs without it, or a node
-     * not in {@code dht.nodes}, joins through the seeds ({@code dev.dht.membership.ChangeProcedure}), holding the
-     * seeds' membership at epoch 0 until then; a listed node that finds no running cluster starts a new one of
-     * {@code dht.nodes} (epoch 1, stored before the node serves; also a data dir from before views were stored).
-     * Blocks on the file and the seeds (start-up).
+     * How this node starts and the view it starts with (see {@link StartKind}). The stored view is the truth once
+     * there is one; {@code dht.nodes} then only names seeds. Without a stored view the node first asks the seeds
+     * ({@link SeedViews}): a running cluster that holds this node makes it a member that lost its data (it takes
+     * the cluster's view and rebuilds); one that does not hold it, or a node not in {@code dht.nodes}, joins through
+     * the seeds, holding their membership at epoch 0 until then; a listed node that finds no running cluster waits
+     * for the view log to form the cluster of {@code dht.nodes} (never alone). Blocks on the file and the seeds
+     * (start-up).
      *
      * @throws InvalidSettingException if the stored view does not hold this node: it left or was removed, and only
      *                                 an emptied data dir may join again
      */
     @Bean
-    Membership membership(DhtProperties properties, MeterRegistry registry) {
-        Membership membership = readMembership(properties);
-        ClusterMetrics.bind(membership, registry);
-        return membership;
+    ClusterStart clusterStart(DhtProperties properties) {
+        return readStart(properties);
     }
 
-    private static Membership readMembership(DhtProperties properties) {
+    @Bean
+    Membership membership(ClusterStart start, MeterRegistry registry) {
+        ClusterMetrics.bind(start.membership(), registry);
+        return start.membership();
+    }
+
+    /**
+     * How this node started, and its membership.
+     *
+     * @param kind       what the data dir and the seeds said
+     * @param membership the membership it starts with
+     */
+    public record ClusterStart(StartKind kind, Membership membership) {
+    }
+
+    private static ClusterStart readStart(DhtProperties properties) {
         ClusterViewFile file = new ClusterViewFile(properties.dataDir());
         URI self = properties.self();
         ClusterView stored = file.read().orElse(null);
@@ -58,32 +72,26 @@ public class ClusterConfiguration {
                 LOG.warn("dht.replication-factor {} differs from the stored cluster view's {}; the view's applies",
                         properties.replicationFactor(), stored.replicationFactor());
             }
-            return new Membership(self, stored, file);
+            return new ClusterStart(StartKind.STORED, new Membership(self, stored, file));
         }
         ClusterView running = new SeedViews(properties.clusterSecret(), InternalProtocol.VIEW_PATH,
                 InternalProtocol.SECRET_HEADER).first(properties.nodes(), self).orElse(null);
-        if (running != null && running.isMember(self) && running.epoch() == 1) {
-            LOG.info("{} takes the first view of the new cluster from a seed", self);
-            file.write(running);
-            return new Membership(self, running, file);
-        }
         if (running != null && running.isMember(self)) {
-            LOG.warn("{} is a member of the running cluster (epoch {}) but its data dir held no cluster view: it takes "
-                    + "that view; if its store was lost too, start it with dht.rebuild=true", self, running.epoch());
+            LOG.warn("{} is a member of the running cluster (epoch {}) but its data dir holds no cluster view: it lost "
+                    + "its data; it takes that view and streams its records back before it serves reads", self,
+                    running.epoch());
             file.write(running);
-            return new Membership(self, running, file);
-        }
-        if (running == null && properties.nodes().contains(self)) {
-            ClusterView first = ClusterView.initial(properties.nodes(), properties.replicationFactor());
-            file.write(first);
-            LOG.info("cluster view epoch 1: a new cluster of {} members, replication factor {}", first.members().size(),
-                    first.replicationFactor());
-            return new Membership(self, first, file);
+            return new ClusterStart(StartKind.LOST_DATA, new Membership(self, running, file));
         }
         List<Member> seeds = properties.nodes().stream().map(node -> new Member(node, MemberState.NORMAL)).toList();
+        ClusterView unformed = new ClusterView(0, properties.replicationFactor(), seeds);
+        if (running == null && properties.nodes().contains(self)) {
+            LOG.info("{} has no cluster view and no seed holds one: it waits for the view log to form the cluster of "
+                    + "{}", self, properties.nodes());
+            return new ClusterStart(StartKind.FORMING, new Membership(self, unformed, file));
+        }
         LOG.info("{} has no cluster view and the cluster {}: it joins through the seeds {}", self,
                 running == null ? "is not running yet" : "runs at epoch " + running.epoch(), properties.nodes());
-        return new Membership(self, new ClusterView(0, properties.replicationFactor(), seeds), file);
+        return new ClusterStart(StartKind.JOINING, new Membership(self, unformed, file));
     }
-
 }

@@ -51,6 +51,9 @@ import org.springframework.util.unit.DataSize;
  * @param streamRate             records (first pass) or digests (second pass) per second a node gaining keys in a
  *                               membership change takes from one source, at most (Cassandra's stream throughput
  *                               limit). Default 50000
+ * @param raft                   the view log's Raft settings
+ * @param changeFailureTimeout   how long the joining or leaving node of a membership change may be down before
+ *                               the change is rolled back. Default 60s
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
@@ -78,7 +81,9 @@ public record DhtProperties(
         @DefaultValue Tombstone tombstone,
         @DefaultValue("false") boolean rebuild,
         @DefaultValue("true") boolean cleanup,
-        @DefaultValue("50000") int streamRate) {
+        @DefaultValue("50000") int streamRate,
+        @DefaultValue Raft raft,
+        @DefaultValue("60s") Duration changeFailureTimeout) {
 
     /** Validates every setting; see the record comment. */
     public DhtProperties {
@@ -102,6 +107,10 @@ public record DhtProperties(
         if (streamRate < 1) {
             throw new InvalidSettingException("dht.stream-rate", "must be at least 1 record per second, was "
                     + streamRate);
+        }
+        if (changeFailureTimeout.isNegative() || changeFailureTimeout.isZero()) {
+            throw new InvalidSettingException("dht.change-failure-timeout", "must be positive, was "
+                    + changeFailureTimeout);
         }
         if (replicationFactor < 1) {
             throw new InvalidSettingException("dht.replication-factor", "must be at least 1, was " + replicationFactor);
@@ -337,6 +346,27 @@ public record DhtProperties(
             }
             if (gcRate < 1) {
                 throw new InvalidSettingException("dht.tombstone.gc-rate", "must be at least 1, was " + gcRate);
+            }
+        }
+    }
+
+    /**
+     * The view log's Raft settings (docs/membership.md).
+     *
+     * @param port   the port of this node's Raft server; unset: the server port plus 1000 (9080 beside 8080). Every
+     *               node of a cluster keeps the same distance between the two: a node finds a peer's Raft server at
+     *               the peer's URL port plus its own distance
+     * @param voters members that vote in the log, at most (the first NORMAL members, cut to an odd count; the rest
+     *               receive it as listeners). Default 5
+     */
+    public record Raft(Integer port, @DefaultValue("5") int voters) {
+        /** @throws InvalidSettingException if a value is out of range */
+        public Raft {
+            if (port != null && (port < 1 || port > 65535)) {
+                throw new InvalidSettingException("dht.raft.port", "must be a TCP port from 1 to 65535, was " + port);
+            }
+            if (voters < 1) {
+                throw new InvalidSettingException("dht.raft.voters", "must be at least 1, was " + voters);
             }
         }
     }

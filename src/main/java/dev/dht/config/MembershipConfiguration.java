@@ -2,38 +2,96 @@ package dev.dht.config;
 
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
+import dev.dht.cluster.StartKind;
+import dev.dht.config.ClusterConfiguration.ClusterStart;
+import dev.dht.config.TlsConfiguration.TlsSettings;
 import dev.dht.membership.ChangeProcedure;
 import dev.dht.membership.ClusterEndpoint;
 import dev.dht.membership.MembershipHealthIndicator;
 import dev.dht.membership.OwnershipCleanup;
 import dev.dht.membership.RecordStreaming;
+import dev.dht.membership.TopologyCoordinator;
+import dev.dht.membership.ViewCheck;
 import dev.dht.membership.ViewExchange;
+import dev.dht.membership.raft.RaftPeers;
+import dev.dht.membership.raft.ViewLog;
+import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
 import dev.dht.peer.server.ClusterEpochFilter;
 import dev.dht.peer.server.InternalClusterHandler;
 import dev.dht.storage.LocalStore;
+import dev.dht.storage.TombstoneCollector;
 import io.micrometer.core.instrument.MeterRegistry;
+import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.TrustManager;
+import org.apache.ratis.protocol.RaftGroup;
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
- * Wires live membership changes (docs/membership.md): view exchange between nodes, streaming, cleanup, the change
- * procedure and its actuator endpoint. A join or a resumed change starts, and an interrupted cleanup resumes, after
- * the web server has started ({@link MembershipLifecycle}).
+ * Wires membership (docs/membership.md): the view log (a Raft group of the members), the topology coordinator
+ * that drives changes on its leader, the change requests and their actuator endpoint, view exchange between nodes,
+ * the view check after a start or a pause, streaming and cleanup. The Raft server, the view check, the coordinator,
+ * a join and an interrupted cleanup start after the web server has started ({@link MembershipLifecycle}).
  */
 @Configuration(proxyBeanMethods = false)
 public class MembershipConfiguration {
     /** Longest wait for requests coordinated under an older epoch before a node acknowledges a newer view. */
     static final Duration DRAIN_LIMIT = Duration.ofSeconds(30);
+    /** The longest a one-node cluster's start waits for its log to form it. */
+    static final Duration FORM_ALONE_LIMIT = Duration.ofSeconds(30);
+    /** {@code dht.raft.port}'s default distance from the server port. */
+    static final int RAFT_PORT_OFFSET = 1000;
 
     /** The node's views travel through here; the peer client sends its epoch (so it is supplied late). */
     @Bean
     ViewExchange viewExchange(Membership membership, ObjectProvider<PeerClient> peerClient) {
         return new ViewExchange(membership, peerClient::getObject, DRAIN_LIMIT);
+    }
+
+    /** Who votes in the view log and where each member's Raft server listens. */
+    @Bean
+    RaftPeers raftPeers(DhtProperties properties, @Value("${server.port:8080}") int serverPort) {
+        return new RaftPeers(raftPort(properties, serverPort) - serverPort, properties.raft().voters());
+    }
+
+    /** {@code dht.raft.port}, or the server port plus 1000; any free port if the server's is (0: tests). */
+    private static int raftPort(DhtProperties properties, int serverPort) {
+        Integer port = properties.raft().port();
+        return port != null ? port : serverPort == 0 ? 0 : serverPort + RAFT_PORT_OFFSET;
+    }
+
+    /**
+     * This node's Raft server of the view log; every view the log applies is adopted (by a member of it, or of the
+     * view before: a node learns from the log that it was removed). With TLS, mutual TLS from the peers' bundle.
+     */
+    @Bean(destroyMethod = "close")
+    ViewLog viewLog(DhtProperties properties, @Value("${server.port:8080}") int serverPort, Membership membership,
+                    TlsSettings tls) {
+        KeyManager keys = null;
+        TrustManager trust = null;
+        if (tls.enabled()) {
+            keys = tls.bundle().getManagers().getKeyManagerFactory().getKeyManagers()[0];
+            trust = tls.bundle().getManagers().getTrustManagerFactory().getTrustManagers()[0];
+        }
+        URI self = membership.self();
+        return new ViewLog(self, raftPort(properties, serverPort), properties.dataDir(), keys, trust, view -> {
+            if (membership.isMember() || view.isMember(self) || membership.epoch() == 0) {
+                membership.adopt(view);
+            }
+        });
+    }
+
+    /** Clients are served only once the view was checked with the members, after the start and after a pause. */
+    @Bean
+    ViewCheck viewCheck(Membership membership, ObjectProvider<PeerClient> peerClient) {
+        return new ViewCheck(membership, peerClient::getObject);
     }
 
     @Bean
@@ -66,29 +124,42 @@ public class MembershipConfiguration {
     }
 
     @Bean
-    ChangeProcedure changeProcedure(DhtProperties properties, Membership membership, ViewExchange exchange,
-                                    ObjectProvider<PeerClient> peerClient, RecordStreaming streaming,
-                                    OwnershipCleanup cleanup) {
-        return new ChangeProcedure(membership, exchange, peerClient::getObject, streaming, cleanup,
-                properties.nodes());
+    ChangeProcedure changeProcedure(DhtProperties properties, Membership membership, ViewLog viewLog,
+                                    ObjectProvider<PeerClient> peerClient, OwnershipCleanup cleanup,
+                                    ClusterStart start) {
+        return new ChangeProcedure(membership, viewLog, peerClient::getObject, cleanup, properties.nodes(),
+                start.kind() == StartKind.JOINING);
+    }
+
+    /** The driver of changes while this node leads the view log; a founding member may form the cluster. */
+    @Bean
+    TopologyCoordinator topologyCoordinator(DhtProperties properties, Membership membership, ViewLog viewLog,
+                                            RaftPeers raftPeers, ViewExchange exchange,
+                                            ObjectProvider<PeerClient> peerClient, RecordStreaming streaming,
+                                            OwnershipCleanup cleanup) {
+        ClusterView founding = properties.nodes().contains(membership.self())
+                ? ClusterView.initial(properties.nodes(), properties.replicationFactor()) : null;
+        return new TopologyCoordinator(membership, viewLog, raftPeers, exchange, peerClient::getObject, streaming,
+                cleanup, founding, properties.changeFailureTimeout());
     }
 
     @Bean
     ClusterEndpoint clusterEndpoint(Membership membership, ChangeProcedure procedure, RecordStreaming streaming,
-                                    OwnershipCleanup cleanup) {
-        return new ClusterEndpoint(membership, procedure, streaming, cleanup);
+                                    OwnershipCleanup cleanup, ViewLog viewLog) {
+        return new ClusterEndpoint(membership, procedure, streaming, cleanup, viewLog);
     }
 
     /** Actuator health contributor {@code membership} (also part of the readiness group). */
     @Bean
-    MembershipHealthIndicator membershipHealthIndicator(Membership membership) {
-        return new MembershipHealthIndicator(membership);
+    MembershipHealthIndicator membershipHealthIndicator(Membership membership, RebuildGate rebuild) {
+        return new MembershipHealthIndicator(membership, rebuild::isRebuilding);
     }
 
     @Bean
     InternalClusterHandler internalClusterHandler(Membership membership, ViewExchange exchange,
-                                                  RecordStreaming streaming, OwnershipCleanup cleanup) {
-        return new InternalClusterHandler(membership, exchange, streaming, cleanup);
+                                                  RecordStreaming streaming, OwnershipCleanup cleanup,
+                                                  ChangeProcedure procedure) {
+        return new InternalClusterHandler(membership, exchange, streaming, cleanup, procedure);
     }
 
     @Bean
@@ -96,27 +167,57 @@ public class MembershipConfiguration {
         return new ClusterEpochFilter(membership::epoch, exchange::catchUp, node -> membership.view().isMember(node));
     }
 
+    /**
+     * The lifecycle of membership; also suspends tombstone GC while a membership change runs (repair is suspended
+     * meanwhile, see {@link TombstoneCollector#suspendWhile}).
+     */
     @Bean
-    MembershipLifecycle membershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup) {
-        return new MembershipLifecycle(procedure, cleanup);
+    MembershipLifecycle membershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog,
+                                            TopologyCoordinator coordinator, RaftPeers raftPeers,
+                                            ClusterStart start, TombstoneCollector tombstones, ViewCheck viewCheck) {
+        Membership membership = start.membership();
+        tombstones.suspendWhile(() -> membership.view().change() != null);
+        RaftGroup group = start.kind() == StartKind.FORMING
+                ? raftPeers.group(start.membership().view())
+                : RaftGroup.valueOf(RaftPeers.GROUP_ID);
+        boolean alone = start.kind() == StartKind.FORMING && start.membership().view().nodes().size() == 1;
+        return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator, viewCheck, alone);
     }
 
     /**
-     * Starts a join, a resumed change and a pending cleanup once the web server serves (peers call this node back
-     * during a change); stops them first on shutdown.
+     * Starts the Raft server, the coordinator, a join and a pending cleanup once the web server serves (peers call
+     * this node back during a change); stops them first on shutdown.
      */
     static final class MembershipLifecycle implements SmartLifecycle {
         private final ChangeProcedure procedure;
         private final OwnershipCleanup cleanup;
+        private final ViewLog viewLog;
+        private final RaftGroup group;
+        private final TopologyCoordinator coordinator;
+        private final ViewCheck viewCheck;
+        private final boolean formsAlone;
         private volatile boolean running;
 
-        MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup) {
+        /** @param formsAlone a new cluster of this node only: the start waits until the log formed it */
+        MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog, RaftGroup group,
+                            TopologyCoordinator coordinator, ViewCheck viewCheck, boolean formsAlone) {
+            this.viewCheck = viewCheck;
+            this.formsAlone = formsAlone;
             this.procedure = procedure;
             this.cleanup = cleanup;
+            this.viewLog = viewLog;
+            this.group = group;
+            this.coordinator = coordinator;
         }
 
         @Override
         public void start() {
+            viewLog.start(group);
+            viewCheck.start();
+            coordinator.start();
+            if (formsAlone) {
+                coordinator.awaitFormed(FORM_ALONE_LIMIT);
+            }
             cleanup.start();
             procedure.startUp();
             running = true;
@@ -125,7 +226,10 @@ public class MembershipConfiguration {
         @Override
         public void stop() {
             procedure.stop();
+            viewCheck.stop();
+            coordinator.stop();
             cleanup.stop();
+            viewLog.close();
             running = false;
         }
 

@@ -3,6 +3,8 @@ package dev.dht.config;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.cluster.StartKind;
+import dev.dht.config.ClusterConfiguration.ClusterStart;
 import dev.dht.metrics.RepairMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
@@ -17,7 +19,10 @@ import dev.dht.replication.Replicas;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
@@ -27,11 +32,18 @@ import org.springframework.context.annotation.Configuration;
  */
 @Configuration(proxyBeanMethods = false)
 public class RepairConfiguration {
+    private static final Logger log = LoggerFactory.getLogger(RepairConfiguration.class);
 
-    /** Closed while {@code dht.rebuild=true} and the rebuild has not completed. */
+    /**
+     * Closed until the rebuild completed on a node started with {@code dht.rebuild=true} or that lost its data
+     * ({@link StartKind#LOST_DATA}); on a founding member on an empty disk ({@link StartKind#FORMING}) closed until
+     * its first view tells: the cluster's first view opens it (nothing was written before), a later one means the
+     * cluster ran without this node's data and it rebuilds.
+     */
     @Bean
-    RebuildGate rebuildGate(DhtProperties properties) {
-        return new RebuildGate(properties.rebuild());
+    RebuildGate rebuildGate(DhtProperties properties, ClusterStart start) {
+        return new RebuildGate(properties.rebuild() || start.kind() == StartKind.LOST_DATA
+                || start.kind() == StartKind.FORMING);
     }
 
     @Bean
@@ -66,15 +78,33 @@ public class RepairConfiguration {
     }
 
     @Bean(destroyMethod = "stop")
-    NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate) {
-        return new NodeRebuild(repair, gate);
+    NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, ClusterStart start) {
+        NodeRebuild rebuild = new NodeRebuild(repair, gate);
+        if (start.kind() == StartKind.FORMING) {
+            AtomicBoolean decided = new AtomicBoolean();
+            membership.onChange(placement -> {
+                if (placement.self() != null && placement.view().epoch() > 0 && decided.compareAndSet(false, true)) {
+                    if (placement.view().epoch() == 1) {
+                        gate.finish();
+                    } else {
+                        log.warn("the cluster ran without this node's data (its first view is epoch {}): rebuilding",
+                                placement.view().epoch());
+                        rebuild.start();
+                    }
+                }
+            });
+        }
+        return rebuild;
     }
 
     /** A rebuild and the scheduled rounds run once the web server serves, and stop first on shutdown. */
     @Bean
-    ServingLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild) {
+    ServingLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild, ClusterStart start) {
+        boolean rebuildAtStart = start.kind() != StartKind.FORMING; // a founding member: its first view decides
         return new ServingLifecycle(() -> {
-            rebuild.start();
+            if (rebuildAtStart) {
+                rebuild.start();
+            }
             scheduler.start();
         }, () -> {
             scheduler.stop();

@@ -3,6 +3,8 @@ package dev.dht.membership;
 import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
+import dev.dht.membership.raft.RaftPeers;
+import dev.dht.membership.raft.ViewLog;
 import java.net.URI;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -22,14 +24,17 @@ import reactor.core.publisher.Mono;
  *   <li>{@code GET /actuator/cluster}: {@code {"epoch": 7, "replicationFactor": 3, "members": [{"node": URL,
  *       "state": "NORMAL"}, ...], "change": null}}; while a change runs, {@code change} is {@code {"kind": "join",
  *       "node": URL, "phase": "streaming", "streamed": {"records": N, "bytes": N}}} (what this node stored from
- *       streams), and {@code cleanupPending} says whether this node still drops records it no longer replicates.</li>
- *   <li>{@code POST /actuator/cluster/decommission} (on the leaving node), {@code POST /actuator/cluster/removenode}
- *       with {@code {"node": URL}} (on any member), {@code POST /actuator/cluster/abort}: 202 with the view once the
- *       change's first step is taken, the rest runs in the background; 409 with {@code {"error": reason}} when refused
- *       (a member down, another change, cleanup pending), 400 for an unknown action or a missing node.</li>
+ *       streams), and {@code cleanupPending} says whether this node still drops records it no longer replicates;
+ *       {@code leader} (the view log's leader as this node knows it, or null), {@code term} and {@code index} (the
+ *       last log entry this node applied).</li>
+ *   <li>{@code POST /actuator/cluster/decommission} (optional {@code {"node": URL}}, default the receiving node),
+ *       {@code POST /actuator/cluster/removenode} with {@code {"node": URL}}, {@code POST /actuator/cluster/abort},
+ *       each on any member: 202 with the view once the view log took the change's first step, the rest runs in the
+ *       background on the log's leader; 409 with {@code {"error": reason}} when refused (a member down, another
+ *       change, cleanup pending, no log leader), 400 for an unknown action or a missing node.</li>
  * </ul>
  * Write operations need the cluster secret ({@code dev.dht.web.ActuatorSecretGuard}, 403 without it). The write
- * operations answer once the claimant took the first step (at most {@link #ANSWER_TIMEOUT}); they never block.
+ * operations answer once the view log took the first step (at most {@link #ANSWER_TIMEOUT}); they never block.
  */
 @Endpoint(id = "cluster")
 public class ClusterEndpoint {
@@ -39,10 +44,12 @@ public class ClusterEndpoint {
     private final ChangeProcedure procedure;
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
+    private final ViewLog viewLog;
 
     public ClusterEndpoint(Membership membership, ChangeProcedure procedure, RecordStreaming streaming,
-                           OwnershipCleanup cleanup) {
+                           OwnershipCleanup cleanup, ViewLog viewLog) {
         this.membership = membership;
+        this.viewLog = viewLog;
         this.procedure = procedure;
         this.streaming = streaming;
         this.cleanup = cleanup;
@@ -58,14 +65,14 @@ public class ClusterEndpoint {
      * Starts ({@code decommission}, {@code removenode}) or aborts a change, as described above.
      *
      * @param action decommission, removenode or abort
-     * @param node   the node to remove (removenode only)
+     * @param node   the node to remove (removenode), or to decommission (optional: the receiving node)
      */
     @WriteOperation
     public Mono<WebEndpointResponse<Map<String, Object>>> change(@Selector String action, @Nullable String node) {
         Mono<ClusterView> started;
         try {
             started = switch (action) {
-                case "decommission" -> procedure.decommission();
+                case "decommission" -> procedure.decommission(node == null || node.isBlank() ? null : parse(node));
                 case "abort" -> procedure.abort();
                 case "removenode" -> procedure.removenode(parse(node));
                 default -> throw new IllegalArgumentException("unknown action '" + action
@@ -114,6 +121,9 @@ public class ClusterEndpoint {
             answer.put("change", described);
         }
         answer.put("cleanupPending", cleanup.isPending());
+        answer.put("leader", RaftPeers.node(viewLog.view(), viewLog.leader()).map(URI::toString).orElse(null));
+        answer.put("term", viewLog.term());
+        answer.put("index", viewLog.appliedIndex());
         return answer;
     }
 }

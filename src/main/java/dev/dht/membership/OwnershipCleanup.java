@@ -33,10 +33,10 @@ import reactor.util.retry.Retry;
  * tombstone is collected (scylla#12220). Pending from the moment a change ends ({@value #FILE_NAME} in the data
  * dir, so a restart resumes it) until the pass completes; a pending cleanup on any member refuses the next change.
  *
- * <p>The pass starts when the change's driver says every member took the ending view ({@link #startAfter}): until
- * then another member may still complete a write it placed under the change, on this node as an old replica, and a
- * pass that had passed that key would leave it. If that word never comes (the driver died), the pass starts
- * {@link #FALLBACK_DELAY} after the view, when every such write has long ended.
+ * <p>The pass starts when the log leader's {@link TopologyCoordinator} says every member took the ending view
+ * ({@link #startAfter}): until then another member may still complete a write it placed under the change, on this
+ * node as an old replica, and a pass that had passed that key would leave it. A leader that dies before saying it
+ * leaves the word to the next one; there is no fallback by time.
  *
  * <p>Paced at {@code records-per-second} records read, on the storage threads with backpressure, in the background.
  * Meters: Counter {@code dht.cleanup.records} (records deleted), Gauge {@code dht.cleanup.pending} (1 while pending).
@@ -45,8 +45,6 @@ public final class OwnershipCleanup {
     /** The marker file's name in {@code dht.data-dir}. */
     static final String FILE_NAME = "dht-cleanup-pending";
     static final int BATCH = 256;
-    /** When a pass starts without the driver's word: far beyond any replica call of the change. */
-    static final Duration FALLBACK_DELAY = Duration.ofSeconds(60);
     private static final Logger log = LoggerFactory.getLogger(OwnershipCleanup.class);
     private static final byte[] FIRST_KEY = new byte[0];
 
@@ -57,7 +55,6 @@ public final class OwnershipCleanup {
     private final Counter purged;
     private volatile boolean pending;
     private Disposable running;
-    private Disposable fallback;
 
     /**
      * @param recordsPerSecond records read per second at most (at least 1)
@@ -96,8 +93,9 @@ public final class OwnershipCleanup {
     }
 
     /**
-     * Marks cleanup pending, durably, for the view just adopted; the pass starts on the driver's word
-     * ({@link #startAfter}) or after {@link #FALLBACK_DELAY}. A pass running for an older view stops. Blocks on the
+     * Marks cleanup pending, durably, for the view just adopted; the pass starts on the coordinator's word
+     * ({@link #startAfter}), which comes only once every member holds the view. A pass running for an older view
+     * stops. Blocks on the
      * marker file: call off event loops.
      */
     public synchronized void schedule() {
@@ -108,8 +106,6 @@ public final class OwnershipCleanup {
         }
         pending = true;
         stop();
-        long epoch = membership.epoch();
-        fallback = Mono.delay(FALLBACK_DELAY).subscribe(tick -> startAfter(epoch));
     }
 
     /**
@@ -144,10 +140,6 @@ public final class OwnershipCleanup {
         if (running != null) {
             running.dispose();
             running = null;
-        }
-        if (fallback != null) {
-            fallback.dispose();
-            fallback = null;
         }
     }
 

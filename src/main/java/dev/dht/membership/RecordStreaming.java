@@ -21,7 +21,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
 import java.util.function.Supplier;
@@ -80,6 +82,8 @@ public final class RecordStreaming {
     private final Counter bytes;
     private final AtomicLong recordsOfChange = new AtomicLong();
     private final AtomicLong bytesOfChange = new AtomicLong();
+    /** The pull in progress per epoch, shared by every caller. */
+    private final Map<Long, Mono<Void>> pulls = new ConcurrentHashMap<>();
 
     /**
      * @param dataDir          where the checkpoint is kept ({@code dht.data-dir})
@@ -157,11 +161,18 @@ public final class RecordStreaming {
     /**
      * Pulls every record this node gains in the change in progress (at {@code epoch}) from each live old replica,
      * resuming where a stored checkpoint of the same epoch left off. Completes once all are stored; a node that
-     * gains nothing (any node but the joiner of a join) completes at once.
+     * gains nothing (any node but the joiner of a join) completes at once. Asked again for the same epoch while it
+     * runs (a new leader of the view log asks again), the caller joins the pull in progress.
      *
      * @throws ChangeRefusedException if no change is in progress here (409)
      */
     public Mono<Void> pullAll(long epoch) {
+        return Mono.defer(() -> pulls.computeIfAbsent(epoch, running -> pullAllOnce(running)
+                .doFinally(signal -> pulls.remove(running)).share()));
+    }
+
+    /** {@link #pullAll} proper; a second caller of the same epoch joins the pull in progress instead. */
+    private Mono<Void> pullAllOnce(long epoch) {
         Placement placement = membership.placement();
         ClusterChange change = placement.view().change();
         if (change == null) {

@@ -1,6 +1,5 @@
 package dev.dht.membership;
 
-import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
@@ -90,30 +89,11 @@ public final class ViewExchange implements EpochTracker {
      * Takes a proposed view: adopts it if it is newer than this node's, then waits until the requests this node
      * coordinated under older epochs finished, and completes with the view this node then holds. Runs the file write
      * on the bounded-elastic scheduler.
-     *
-     * @param expect null, or the epoch this node must hold to take the view: the check of the node that serialises
-     *               changes (the claimant) when a change starts
-     * @return fails with {@link ChangeRefusedException} if {@code expect} is not this node's epoch (another step
-     *         of the cluster's membership came first), or the view starts a change while another is in progress
      */
-    public Mono<ClusterView> accept(ClusterView proposed, Long expect) {
+    public Mono<ClusterView> accept(ClusterView proposed) {
         Objects.requireNonNull(proposed, "proposed");
         return Mono.fromCallable(() -> {
                     synchronized (this) {
-                        ClusterView current = membership.view();
-                        if (current.equals(proposed)) {
-                            return proposed.epoch(); // taken before (an answer lost on the way): the same again
-                        }
-                        if (expect != null && current.epoch() != expect) {
-                            throw new ChangeRefusedException(membership.self() + " holds epoch " + current.epoch()
-                                    + ", not " + expect + ": the cluster view moved on");
-                        }
-                        ClusterChange running = current.change();
-                        if (expect != null && running != null && proposed.change() != null
-                                && !sameChange(running, proposed.change())) {
-                            throw new ChangeRefusedException("the " + running.kind().token() + " of " + running.node()
-                                    + " is in progress (" + running.phase().token() + ")");
-                        }
                         membership.adopt(proposed);
                         return proposed.epoch();
                     }
@@ -121,9 +101,5 @@ public final class ViewExchange implements EpochTracker {
                 .subscribeOn(Schedulers.boundedElastic())
                 .flatMap(epoch -> membership.drained(epoch, drainLimit))
                 .then(Mono.fromSupplier(membership::view));
-    }
-
-    private static boolean sameChange(ClusterChange a, ClusterChange b) {
-        return b != null && a.kind() == b.kind() && a.node().equals(b.node());
     }
 }

@@ -8,6 +8,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -44,6 +45,7 @@ public final class TombstoneCollector implements AutoCloseable {
     private final Counter reclaimedBytes;
     private ScheduledExecutorService executor;
     private volatile boolean stopped;
+    private volatile BooleanSupplier suspended = () -> false;
 
     /**
      * @param grace purge tombstones and expired values older than this
@@ -82,6 +84,10 @@ public final class TombstoneCollector implements AutoCloseable {
     }
 
     private void purgeLogged() {
+        if (suspended.getAsBoolean()) {
+            LOG.info("tombstone GC pass skipped: a membership change is in progress");
+            return;
+        }
         try {
             long count = purge();
             if (count > 0) {
@@ -108,7 +114,7 @@ public final class TombstoneCollector implements AutoCloseable {
         byte[] last = null;
         long next = System.nanoTime();
         try (RecordRepository.Cursor cursor = repository.range(FIRST_KEY, null)) {
-            while (!stopped && cursor.hasNext()) {
+            while (!stopped && !suspended.getAsBoolean() && cursor.hasNext()) {
                 KeyedRecord entry = cursor.next();
                 if (!isPurgeable(entry.record(), horizon) || !repository.purge(entry.key(), entry.record())) {
                     continue;
@@ -132,6 +138,15 @@ public final class TombstoneCollector implements AutoCloseable {
             repository.compact(first, last);
         }
         return count;
+    }
+
+    /**
+     * Purges nothing while {@code condition} holds: no pass starts, and a pass under way ends at its next record. A
+     * membership change suspends anti-entropy repair, so a replica that missed a delete gets no repair during it;
+     * purging the delete's tombstone elsewhere meanwhile could bring the value back (Cassandra's gc_grace rule).
+     */
+    public void suspendWhile(BooleanSupplier condition) {
+        this.suspended = condition;
     }
 
     /**

@@ -5,6 +5,7 @@ import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.ClusterViewFile;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
+import dev.dht.membership.ChangeProcedure;
 import dev.dht.membership.ChangeRefusedException;
 import dev.dht.membership.OwnershipCleanup;
 import dev.dht.membership.RecordStreaming;
@@ -35,11 +36,13 @@ public final class InternalClusterHandler {
     private final ViewExchange exchange;
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
+    private final ChangeProcedure procedure;
 
     public InternalClusterHandler(Membership membership, ViewExchange exchange, RecordStreaming streaming,
-                                  OwnershipCleanup cleanup) {
+                                  OwnershipCleanup cleanup, ChangeProcedure procedure) {
         this.membership = membership;
         this.exchange = exchange;
+        this.procedure = procedure;
         this.streaming = streaming;
         this.cleanup = cleanup;
     }
@@ -49,13 +52,17 @@ public final class InternalClusterHandler {
         return text(HttpStatus.OK, ClusterViewFile.encode(membership.view()));
     }
 
-    /** Takes a proposed view: 200 with the view held afterwards, 409 if refused, 400 if malformed. */
+    /**
+     * Takes a proposed view: 200 with the view held afterwards, 409 if refused, 400 if malformed. With
+     * {@code expect}, a change's first view from a node that holds no log yet (a joiner): appended to the view log
+     * if its view is at that epoch.
+     */
     public Mono<ServerResponse> propose(ServerRequest request) {
         Long expect = request.queryParam("expect").map(InternalClusterHandler::epoch).orElse(null);
         return request.bodyToMono(String.class)
                 .switchIfEmpty(Mono.error(() -> new BadRequestException("a cluster view is required")))
                 .map(InternalClusterHandler::decode)
-                .flatMap(view -> exchange.accept(view, expect))
+                .flatMap(view -> expect == null ? exchange.accept(view) : procedure.append(expect, view))
                 .flatMap(view -> text(HttpStatus.OK, ClusterViewFile.encode(view)))
                 .onErrorResume(ChangeRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()));
     }

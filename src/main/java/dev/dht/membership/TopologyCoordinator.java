@@ -1,0 +1,326 @@
+package dev.dht.membership;
+
+import dev.dht.cluster.ChangeKind;
+import dev.dht.cluster.ChangePhase;
+import dev.dht.cluster.ClusterChange;
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.Member;
+import dev.dht.cluster.MemberState;
+import dev.dht.cluster.Membership;
+import dev.dht.cluster.Node;
+import dev.dht.membership.raft.RaftPeers;
+import dev.dht.membership.raft.ViewLog;
+import dev.dht.peer.PeerClient;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Supplier;
+import org.apache.ratis.protocol.RaftGroup;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
+
+/**
+ * Drives every membership change, on the view log's leader only (ScyllaDB's topology coordinator on the Raft
+ * leader of group 0). Every {@link #TICK} the leader takes one step from the log's view; a new leader goes on from
+ * the log where the old one stopped, so a change never depends on one node staying up:
+ *
+ * <ol>
+ *   <li><b>Form.</b> No view in the log yet: the founding members' first view ({@code dht.nodes}, epoch 1).</li>
+ *   <li><b>Roll back.</b> A member the change waits for (its joiner or leaver included; not the node a removenode
+ *       removes, dead by definition) has not answered for {@code dht.change-failure-timeout}: the change is undone
+ *       ({@link ClusterView#aborted}), so it never stays stuck; the dead member can then be removed.</li>
+ *   <li><b>Raft configuration.</b> The log's voters and listeners follow the view ({@link RaftPeers}): a joiner
+ *       becomes a listener when its join starts, a node that left is dropped.</li>
+ *   <li><b>Next phase.</b> The view goes to every member (each stores it and finishes the requests it coordinated
+ *       under the one before: {@link ViewExchange#accept}); in the streaming phase the gainers pull what they gain;
+ *       then the next view is appended, only if the log's view is still this one.</li>
+ *   <li><b>Settle.</b> No change in progress: every member is brought to the view and told to start its cleanup once
+ *       all hold it (never before: a member one view behind may still write under the change).</li>
+ * </ol>
+ * A step that cannot finish (a member down) ends after {@link #STEP_LIMIT} and is tried again at the next tick, so
+ * a rollback is never held up by it. Runs on Reactor's parallel and bounded-elastic schedulers; never blocks an
+ * event loop.
+ */
+public final class TopologyCoordinator {
+    /** How often the leader looks at the log's view. */
+    static final Duration TICK = Duration.ofMillis(200);
+    /** The longest a step waits for members before it gives way to the next tick. */
+    static final Duration STEP_LIMIT = Duration.ofSeconds(5);
+    /** The longest wait for one member's answer to a liveness probe. */
+    static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+    private static final Logger log = LoggerFactory.getLogger(TopologyCoordinator.class);
+
+    private final Membership membership;
+    private final ViewLog viewLog;
+    private final RaftPeers raftPeers;
+    private final ViewExchange exchange;
+    private final Supplier<PeerClient> peers;
+    private final RecordStreaming streaming;
+    private final OwnershipCleanup cleanup;
+    private final ClusterView founding;
+    private final Duration failureTimeout;
+    /** {@link System#nanoTime} of the last answer of each node this leader watched, or of when it began watching. */
+    private final Map<URI, Long> lastSeen = new ConcurrentHashMap<>();
+    /** The change whose members' answers are timed now, or null. */
+    private volatile ClusterChange watched;
+    /** The epoch whose cleanup start every member has acknowledged under this leadership (0: none yet). */
+    private volatile long settled;
+    private Disposable ticks;
+
+    /**
+     * @param founding       the first view of a new cluster of {@code dht.nodes}, or null if this node is no
+     *                       founding member
+     * @param failureTimeout {@code dht.change-failure-timeout}: how long a joiner or leaver may be down before its
+     *                       change is rolled back
+     */
+    public TopologyCoordinator(Membership membership, ViewLog viewLog, RaftPeers raftPeers, ViewExchange exchange,
+                               Supplier<PeerClient> peers, RecordStreaming streaming, OwnershipCleanup cleanup,
+                               ClusterView founding, Duration failureTimeout) {
+        this.membership = membership;
+        this.viewLog = viewLog;
+        this.raftPeers = raftPeers;
+        this.exchange = exchange;
+        this.peers = peers;
+        this.streaming = streaming;
+        this.cleanup = cleanup;
+        this.founding = founding;
+        this.failureTimeout = failureTimeout;
+    }
+
+    /** Starts the ticks (a step runs only while this node leads the log). */
+    public synchronized void start() {
+        viewLog.onLeadership(leader -> {
+            lastSeen.clear();
+            watched = null;
+            settled = 0;
+        });
+        ticks = Flux.interval(TICK)
+                .onBackpressureDrop()
+                .concatMap(tick -> viewLog.isLeader()
+                        ? step().onErrorResume(error -> {
+                            log.warn("membership step failed: {}", error.getMessage());
+                            return Mono.empty();
+                        })
+                        : Mono.empty(), 1)
+                .subscribe();
+    }
+
+    /**
+     * Waits until the log holds a view (the cluster is formed) or {@code limit} passed. Blocks: start-up of a
+     * one-node cluster only, so it serves as soon as it has started.
+     */
+    public void awaitFormed(Duration limit) {
+        Flux.interval(Duration.ofMillis(20))
+                .filter(tick -> viewLog.view() != null && membership.isMember())
+                .next()
+                .timeout(limit, Mono.empty())
+                .block();
+    }
+
+    /** Stops the ticks (shutdown). */
+    public synchronized void stop() {
+        if (ticks != null) {
+            ticks.dispose();
+        }
+    }
+
+    /** One step from the log's current view (see the class description). */
+    Mono<Void> step() {
+        return Mono.defer(() -> {
+            ClusterView view = viewLog.view();
+            if (view == null) {
+                return founding == null ? Mono.empty() : append(0, founding, "a new cluster of "
+                        + founding.members().size() + " members");
+            }
+            ClusterChange change = view.change();
+            watch(change);
+            if (change != null && !change.rollingBack()) {
+                URI dead = deadMember(view);
+                if (dead != null) {
+                    ClusterView aborted = view.aborted();
+                    return append(view.epoch(), aborted, "the " + change.kind().token() + " of "
+                            + change.node() + " rolled back: " + dead + " has not answered for "
+                            + failureTimeout.toSeconds() + " s")
+                            .then(Mono.fromRunnable(() -> tellIfLeft(change.node(), aborted)));
+                }
+            }
+            RaftGroup group = raftPeers.group(view);
+            if (!viewLog.hasConfiguration(group)) {
+                return Mono.fromRunnable(() -> viewLog.reconfigure(group)).subscribeOn(Schedulers.boundedElastic())
+                        .then();
+            }
+            return change == null ? settle(view) : advance(view);
+        });
+    }
+
+    /** The next phase of {@code view}'s change: spread, stream in the streaming phase, then append. */
+    private Mono<Void> advance(ClusterView view) {
+        ClusterChange change = view.change();
+        Mono<Void> streamed = change.phase() == ChangePhase.STREAMING ? stream(view) : Mono.empty();
+        ClusterView next = view.advanced();
+        return spread(view)
+                .then(streamed)
+                .then(Mono.defer(() -> append(view.epoch(), next, describeStep(view))))
+                .then(Mono.fromRunnable(() -> tellIfLeft(change.node(), next)));
+    }
+
+    /**
+     * Starts timing the members' answers afresh when a change starts (the failure timeout counts from then at the
+     * earliest, not from an answer long before it).
+     */
+    private void watch(ClusterChange change) {
+        if (change != null && !change.equals(watched)) {
+            if (watched == null || watched.kind() != change.kind() || !watched.node().equals(change.node())) {
+                long now = System.nanoTime();
+                lastSeen.replaceAll((node, seen) -> now);
+            }
+            watched = change;
+        } else if (change == null) {
+            watched = null;
+        }
+    }
+
+    /** Tells {@code node}, without waiting, the view {@code next} if it is no member of it (it left or was rolled back). */
+    private void tellIfLeft(URI node, ClusterView next) {
+        if (!next.isMember(node) && !node.equals(membership.self())) {
+            propose(new Node(node, false), next).subscribe(null, error -> { });
+        }
+    }
+
+    private static String describeStep(ClusterView view) {
+        ClusterChange change = view.change();
+        ChangePhase next = change.rollingBack() ? null : change.phase().next();
+        return next != null ? "the " + change.kind().token() + " of " + change.node() + " enters " + next.token()
+                : "the " + change.kind().token() + " of " + change.node()
+                        + (change.rollingBack() ? " is rolled back" : " is complete");
+    }
+
+    /**
+     * No change in progress: every member holds {@code view}, and each whose cleanup is pending is told to start
+     * it. Once all did, nothing more until the next view.
+     */
+    private Mono<Void> settle(ClusterView view) {
+        if (settled == view.epoch()) {
+            return Mono.empty();
+        }
+        return spread(view)
+                .thenMany(Flux.fromIterable(targets(view, null))
+                        .flatMap(node -> node.self()
+                                ? Mono.fromRunnable(() -> cleanup.startAfter(view.epoch()))
+                                : peers.get().cleanup(node, view.epoch())))
+                .timeout(STEP_LIMIT)
+                .then(Mono.fromRunnable(() -> settled = view.epoch()));
+    }
+
+    /**
+     * Sends {@code view} to every member that must take it before the next step (all but a removed node, and but
+     * the node of a change being rolled back, which may be dead: it is told without waiting).
+     */
+    private Mono<Void> spread(ClusterView view) {
+        ClusterChange change = view.change();
+        List<Node> awaited = new ArrayList<>();
+        List<Node> told = new ArrayList<>();
+        for (Node node : targets(view, change)) {
+            boolean optional = change != null && change.rollingBack() && downTooLong(node.url());
+            (optional ? told : awaited).add(node);
+        }
+        told.forEach(node -> propose(node, view).subscribe(null, error -> { }));
+        return Flux.fromIterable(awaited)
+                .flatMap(node -> propose(node, view))
+                .timeout(STEP_LIMIT, Mono.error(() -> new IllegalStateException("not every member took epoch "
+                        + view.epoch() + " within " + STEP_LIMIT.toSeconds() + " s")))
+                .then();
+    }
+
+    private Mono<ClusterView> propose(Node node, ClusterView view) {
+        Mono<ClusterView> taken = node.self() ? exchange.accept(view) : peers.get().propose(node, view, null);
+        return taken.doOnNext(answer -> lastSeen.put(node.url(), System.nanoTime()));
+    }
+
+    /** The streaming phase: every gainer pulls what it gains; ends early if the change's node is found dead. */
+    private Mono<Void> stream(ClusterView view) {
+        ClusterChange change = view.change();
+        List<Node> gainers = new ArrayList<>();
+        for (Member member : view.members()) {
+            boolean gains = change.kind() == ChangeKind.JOIN ? member.node().equals(change.node())
+                    : member.state() == MemberState.NORMAL;
+            if (gains) {
+                gainers.add(new Node(member.node(), member.node().equals(membership.self())));
+            }
+        }
+        Mono<Void> pulled = Flux.fromIterable(gainers)
+                .flatMap(node -> node.self() ? streaming.pullAll(view.epoch()) : peers.get().pull(node, view.epoch()))
+                .then();
+        Mono<Long> death = Flux.interval(Duration.ofSeconds(1))
+                .filter(tick -> deadMember(view) != null)
+                .next();
+        return pulled.takeUntilOther(death)
+                .then(Mono.defer(() -> deadMember(view) != null
+                        ? Mono.error(new IllegalStateException("a member is down; the change rolls back"))
+                        : Mono.empty()));
+    }
+
+    /**
+     * A member that the step after {@code view} must wait for and that has not answered for the failure timeout
+     * (probing each of them now, without waiting), or null. A removed node is not waited for; nor, while its change
+     * rolls back, is any dead member: a member that was down for the whole timeout has no request in flight, and a
+     * member one step behind is compatible with the rolled back view (it checks its view before serving again).
+     */
+    private URI deadMember(ClusterView view) {
+        URI dead = null;
+        for (Node node : targets(view, view.change())) {
+            probe(node.url()).subscribe(null, error -> { });
+            if (dead == null && downTooLong(node.url())) {
+                dead = node.url();
+            }
+        }
+        return dead;
+    }
+
+    private boolean downTooLong(URI node) {
+        long since = lastSeen.computeIfAbsent(node, unseen -> System.nanoTime());
+        return System.nanoTime() - since >= failureTimeout.toNanos();
+    }
+
+    private Mono<Void> probe(URI node) {
+        if (node.equals(membership.self())) {
+            lastSeen.put(node, System.nanoTime());
+            return Mono.empty();
+        }
+        return peers.get().view(new Node(node, false))
+                .timeout(PROBE_TIMEOUT)
+                .doOnNext(answer -> lastSeen.put(node, System.nanoTime()))
+                .onErrorResume(error -> Mono.empty())
+                .then();
+    }
+
+    /** Appends {@code next} if the log's view is still at {@code expect}; logs {@code what} once taken. */
+    private Mono<Void> append(long expect, ClusterView next, String what) {
+        return Mono.fromCallable(() -> viewLog.compareAndSet(expect, next))
+                .subscribeOn(Schedulers.boundedElastic())
+                .doOnNext(taken -> log.info("epoch {}: {}", taken.epoch(), what))
+                .onErrorResume(ViewLog.Refused.class, refused -> {
+                    log.info("step to epoch {} not taken: {}", next.epoch(), refused.getMessage());
+                    return Mono.empty();
+                })
+                .then();
+    }
+
+    /** Every member of {@code view} but the dead node {@code change} removes, if it is a removenode. */
+    private List<Node> targets(ClusterView view, ClusterChange change) {
+        List<Node> targets = new ArrayList<>();
+        for (Member member : view.members()) {
+            if (change == null || !change.removes(member.node())) {
+                targets.add(new Node(member.node(), member.node().equals(membership.self())));
+            }
+        }
+        return targets;
+    }
+}

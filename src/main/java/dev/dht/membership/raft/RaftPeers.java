@@ -1,0 +1,96 @@
+package dev.dht.membership.raft;
+
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.Member;
+import dev.dht.cluster.MemberState;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+
+/**
+ * Who takes part in the view log, and where: each member's Raft server listens at the member's host on its URL's
+ * port plus {@code portOffset} ({@code dht.raft.port} minus {@code server.port}, the same on every node: 1000 by
+ * default, so 9080 beside 8080); its peer id is {@code host_port} of its URL.
+ *
+ * <p>Voters: the first {@code maxVoters} {@code NORMAL} members in view order, cut to an odd count (an even one
+ * tolerates no more failures than the odd one below it and needs a larger majority); every other member (joining,
+ * leaving, the rest) is a listener that receives the log without voting. Deterministic: every node computes the
+ * same group from the same view. Pure.
+ */
+public final class RaftPeers {
+    /** The one Raft group of a cluster. */
+    public static final RaftGroupId GROUP_ID =
+            RaftGroupId.valueOf(UUID.nameUUIDFromBytes("dht-cluster-view".getBytes(StandardCharsets.UTF_8)));
+    private final int portOffset;
+    private final int maxVoters;
+
+    /**
+     * @param portOffset Raft port minus HTTP port, the same on every node
+     * @param maxVoters  {@code dht.raft.voters}: at most this many voters (at least 1)
+     */
+    public RaftPeers(int portOffset, int maxVoters) {
+        if (maxVoters < 1) {
+            throw new IllegalArgumentException("dht.raft.voters must be at least 1, was " + maxVoters);
+        }
+        this.portOffset = portOffset;
+        this.maxVoters = maxVoters;
+    }
+
+    /** The peer id of the member at {@code node}. */
+    public static RaftPeerId id(URI node) {
+        return RaftPeerId.valueOf(node.getHost() + "_" + node.getPort());
+    }
+
+    /** The Raft peer of the member at {@code node}, as a voter ({@code FOLLOWER}) or a {@code LISTENER}. */
+    public RaftPeer peer(URI node, boolean voter) {
+        return RaftPeer.newBuilder()
+                .setId(id(node))
+                .setAddress(node.getHost() + ":" + (node.getPort() + portOffset))
+                .setStartupRole(voter ? RaftPeerRole.FOLLOWER : RaftPeerRole.LISTENER)
+                .build();
+    }
+
+    /** The voters of {@code view}, in view order. */
+    public List<URI> voters(ClusterView view) {
+        List<URI> normal = view.members().stream().filter(member -> member.state() == MemberState.NORMAL)
+                .map(Member::node).toList();
+        int count = Math.min(maxVoters, normal.size());
+        if (count % 2 == 0 && count > 1) {
+            count--;
+        }
+        return normal.subList(0, Math.max(count, Math.min(1, normal.size())));
+    }
+
+    /** The members of {@code view} that are not voters, in view order. */
+    public List<URI> listeners(ClusterView view) {
+        List<URI> voters = voters(view);
+        return view.nodes().stream().filter(node -> !voters.contains(node)).toList();
+    }
+
+    /** The Raft group of {@code view}: its voters and listeners. */
+    public RaftGroup group(ClusterView view) {
+        List<RaftPeer> peers = new ArrayList<>();
+        List<URI> voters = voters(view);
+        for (URI node : view.nodes()) {
+            peers.add(peer(node, voters.contains(node)));
+        }
+        return RaftGroup.valueOf(GROUP_ID, peers);
+    }
+
+    /** The member of {@code view} whose peer id is {@code id}, if any. */
+    public static Optional<URI> node(ClusterView view, RaftPeerId id) {
+        if (id == null || view == null) {
+            return Optional.empty();
+        }
+        return view.nodes().stream().filter(node -> Objects.equals(id(node), id)).findFirst();
+    }
+}

@@ -1,0 +1,335 @@
+package dev.dht.membership.raft;
+
+import dev.dht.cluster.ClusterView;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Collection;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.stream.Collectors;
+import javax.net.ssl.KeyManager;
+import javax.net.ssl.TrustManager;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.conf.Parameters;
+import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.grpc.GrpcConfigKeys;
+import org.apache.ratis.grpc.GrpcTlsConfig;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientReply;
+import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.server.DivisionInfo;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * This node's part of the view log: its Raft server (Apache Ratis over gRPC, on {@code dht.raft.port}, with
+ * mutual TLS from the peers' SSL bundle when TLS is on) running a {@link ViewStateMachine}, and a client that
+ * appends {@link ViewCommand}s through the leader. Storage: {@code raft/} in the data dir (log, metadata and
+ * snapshots of the view).
+ *
+ * <p>Election timeouts are 1-2 s (0.1-0.3 s for the first election after a start, so a cluster forms at once), so
+ * a dead leader is replaced within a few seconds; the log is only on the path
+ * of membership changes, never on a client request's. {@link #compareAndSet} and {@link #reconfigure} block (a
+ * Raft round trip, or the retries while there is no leader): call them off the event loops (bounded-elastic).
+ */
+public final class ViewLog implements Closeable {
+    /** A command or reconfiguration is retried {@link #RETRY_ATTEMPTS} times this far apart while there is no leader. */
+    static final TimeDuration RETRY_SLEEP = TimeDuration.valueOf(500, TimeUnit.MILLISECONDS);
+    static final int RETRY_ATTEMPTS = 20;
+    private static final Logger log = LoggerFactory.getLogger(ViewLog.class);
+
+    private final URI self;
+    private final RaftPeerId selfId;
+    private final Path dataDir;
+    private final RaftProperties properties = new RaftProperties();
+    private final Parameters parameters = new Parameters();
+    private final ViewStateMachine stateMachine;
+    private final List<Consumer<Boolean>> leadership = new CopyOnWriteArrayList<>();
+    private RaftServer server;
+
+    /**
+     * @param self       this node's URL
+     * @param raftPort   the port this node's Raft server listens on
+     * @param dataDir    {@code dht.data-dir}; the log lives in its {@code raft/}
+     * @param keyManager this node's certificate and key for mutual TLS, or null without TLS
+     * @param trust      the trust manager of the peers' CA, or null without TLS
+     * @param applied    called with each view the log applies (on Ratis's updater thread, in order; may block)
+     */
+    public ViewLog(URI self, int raftPort, Path dataDir, KeyManager keyManager, TrustManager trust,
+                   Consumer<ClusterView> applied) {
+        this.self = Objects.requireNonNull(self, "self");
+        this.selfId = RaftPeers.id(self);
+        this.dataDir = dataDir;
+        this.stateMachine = new ViewStateMachine(applied, this::leaderChanged);
+        RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+        GrpcConfigKeys.Server.setPort(properties, raftPort);
+        RaftServerConfigKeys.setStorageDir(properties, List.of(storageDir(dataDir).toFile()));
+        RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(1, TimeUnit.SECONDS));
+        RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(2, TimeUnit.SECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, TimeDuration.valueOf(300, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(5, TimeUnit.SECONDS));
+        RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
+        RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, 1000);
+        RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("1MB"));
+        RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf("512KB"));
+        RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf("512KB"));
+        RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf("256KB"));
+        RaftServerConfigKeys.setStorageFreeSpaceMin(properties, SizeInBytes.valueOf("1MB"));
+        if (keyManager != null) {
+            GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(keyManager, trust, true));
+        }
+    }
+
+    /** Where the log of the data dir {@code dataDir} lives. */
+    public static Path storageDir(Path dataDir) {
+        return dataDir.resolve("raft");
+    }
+
+    /** True if {@code dataDir} holds a view log (this node was part of a cluster's log before). */
+    public static boolean exists(Path dataDir) {
+        return Files.isDirectory(storageDir(dataDir).resolve(RaftPeers.GROUP_ID.getUuid().toString()));
+    }
+
+    /**
+     * Starts the Raft server. With a log in the data dir it recovers it ({@code group} only names the peers to try
+     * until the log's own configuration is read); without one it formats a new one with {@code group} as its
+     * first configuration: the founding members for a new cluster, or no peer for a node that the leader will add.
+     * Blocks (storage, port).
+     *
+     * @throws UncheckedIOException if the server cannot start (the port is taken, the storage is unreadable)
+     */
+    public synchronized void start(RaftGroup group) {
+        try {
+            server = RaftServer.newBuilder()
+                    .setServerId(selfId)
+                    .setGroup(group)
+                    .setStateMachine(stateMachine)
+                    .setProperties(properties)
+                    .setParameters(parameters)
+                    .setOption(exists(dataDir) ? RaftStorage.StartupOption.RECOVER
+                            : RaftStorage.StartupOption.FORMAT)
+                    .build();
+            server.start();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot start the Raft server of " + self, e);
+        }
+    }
+
+    /** The view the log applied on this server so far; null before the cluster was formed (or this node added). */
+    public ClusterView view() {
+        return stateMachine.view();
+    }
+
+    /** Calls {@code listener} with true when this server becomes the leader and false when it stops being it. */
+    public void onLeadership(Consumer<Boolean> listener) {
+        leadership.add(listener);
+    }
+
+    private void leaderChanged(RaftPeerId leader) {
+        boolean isSelf = selfId.equals(leader);
+        log.info("view log leader: {}", leader == null ? "none" : leader);
+        for (Consumer<Boolean> listener : leadership) {
+            try {
+                listener.accept(isSelf);
+            } catch (RuntimeException e) {
+                log.error("a leadership listener failed", e);
+            }
+        }
+    }
+
+    /** True if this server is the leader and has committed an entry of its term (so it may append). */
+    public boolean isLeader() {
+        try {
+            DivisionInfo info = info();
+            return info != null && info.isLeader() && info.isLeaderReady();
+        } catch (RuntimeException starting) {
+            return false;
+        }
+    }
+
+    /** The leader's peer id as this server knows it, or null. */
+    public RaftPeerId leader() {
+        try {
+            DivisionInfo info = info();
+            return info == null ? null : info.getLeaderId();
+        } catch (RuntimeException starting) {
+            return null;
+        }
+    }
+
+    /** The current term as this server knows it (0 before it started). */
+    public long term() {
+        try {
+            DivisionInfo info = info();
+            return info == null ? 0 : info.getCurrentTerm();
+        } catch (RuntimeException starting) {
+            return 0;
+        }
+    }
+
+    /** The index of the last log entry this server applied (-1 before any). */
+    public long appliedIndex() {
+        try {
+            DivisionInfo info = info();
+            return info == null ? -1 : info.getLastAppliedIndex();
+        } catch (RuntimeException starting) {
+            return -1; // the server is still starting: its state machine updater does not exist yet
+        }
+    }
+
+    private DivisionInfo info() {
+        RaftServer running = server;
+        if (running == null) {
+            return null;
+        }
+        try {
+            return running.getDivision(RaftPeers.GROUP_ID).getInfo();
+        } catch (IOException e) {
+            return null;
+        }
+    }
+
+    /** The Raft configuration this server knows: voters and listeners by peer id (empty before it is added). */
+    public Set<RaftPeerId> voters() {
+        return peers(RaftPeerRole.FOLLOWER);
+    }
+
+    /** The listeners (non-voting members) of the configuration this server knows. */
+    public Set<RaftPeerId> listeners() {
+        return peers(RaftPeerRole.LISTENER);
+    }
+
+    private Set<RaftPeerId> peers(RaftPeerRole role) {
+        try {
+            Collection<RaftPeer> peers = server.getDivision(RaftPeers.GROUP_ID).getRaftConf().getCurrentPeers(role);
+            return peers.stream().map(RaftPeer::getId).collect(Collectors.toSet());
+        } catch (IOException | RuntimeException e) {
+            return Set.of();
+        }
+    }
+
+    /**
+     * Appends "if the view is at {@code expect}, it becomes {@code next}" and waits until the log applied it.
+     * Blocks: call off the event loops.
+     *
+     * @return the view now in the log: {@code next}
+     * @throws Refused if the log's view moved on (another step came first), or there is no leader in time (a
+     *                 majority of the voters is down or unreachable)
+     */
+    public ClusterView compareAndSet(long expect, ClusterView next) {
+        RaftClientReply reply;
+        try (RaftClient client = client()) {
+            reply = client.io().send(Message.valueOf(new ViewCommand(expect, next).encode()));
+        } catch (IOException e) {
+            throw new Refused("the cluster's Raft log did not take the change (" + e.getMessage()
+                    + "): is a majority of its voters down?");
+        }
+        if (!reply.isSuccess()) {
+            throw new Refused("the cluster's Raft log refused the change: " + reply.getException());
+        }
+        String reason = ViewCommand.reasonOf(reply.getMessage().getContent().toStringUtf8());
+        if (reason != null) {
+            throw new Refused(reason);
+        }
+        return next;
+    }
+
+    /**
+     * Makes the Raft configuration the voters and listeners of {@code view}, if it differs. Blocks until the
+     * leader committed it: call off the event loops, on the leader.
+     *
+     * @throws Refused if it could not be done in time
+     */
+    public void reconfigure(RaftGroup group) {
+        List<RaftPeer> voters = group.getPeers().stream()
+                .filter(peer -> peer.getStartupRole() != RaftPeerRole.LISTENER).toList();
+        List<RaftPeer> listeners = group.getPeers().stream()
+                .filter(peer -> peer.getStartupRole() == RaftPeerRole.LISTENER).toList();
+        try (RaftClient client = client()) {
+            RaftClientReply reply = client.admin().setConfiguration(voters, listeners);
+            if (!reply.isSuccess()) {
+                throw new Refused("the Raft configuration was not changed: " + reply.getException());
+            }
+            log.info("view log configuration: voters {}, listeners {}", ids(voters), ids(listeners));
+        } catch (IOException e) {
+            throw new Refused("the Raft configuration was not changed: " + e.getMessage());
+        }
+    }
+
+    /** True if the configuration this server knows has exactly {@code group}'s voters and listeners. */
+    public boolean hasConfiguration(RaftGroup group) {
+        Set<RaftPeerId> voters = group.getPeers().stream().filter(peer -> peer.getStartupRole() != RaftPeerRole.LISTENER)
+                .map(RaftPeer::getId).collect(Collectors.toSet());
+        Set<RaftPeerId> listeners = group.getPeers().stream()
+                .filter(peer -> peer.getStartupRole() == RaftPeerRole.LISTENER).map(RaftPeer::getId)
+                .collect(Collectors.toSet());
+        return voters.equals(voters()) && listeners.equals(listeners());
+    }
+
+    private static List<String> ids(List<RaftPeer> peers) {
+        return peers.stream().map(peer -> peer.getId().toString()).toList();
+    }
+
+    /**
+     * A client of the group this server knows, which reaches this server itself on loopback at the port it is bound
+     * to (its peer address may name another port while the server port is chosen at random: tests).
+     */
+    private RaftClient client() throws IOException {
+        RaftGroup known = server.getDivision(RaftPeers.GROUP_ID).getGroup();
+        int boundPort = server.getServerRpc().getInetSocketAddress().getPort();
+        List<RaftPeer> peers = known.getPeers().stream()
+                .map(peer -> peer.getId().equals(selfId)
+                        ? RaftPeer.newBuilder(peer).setAddress("127.0.0.1:" + boundPort).build() : peer)
+                .toList();
+        RaftGroup group = RaftGroup.valueOf(RaftPeers.GROUP_ID, peers);
+        return RaftClient.newBuilder()
+                .setRaftGroup(group)
+                .setProperties(properties)
+                .setParameters(parameters)
+                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(RETRY_ATTEMPTS, RETRY_SLEEP))
+                .build();
+    }
+
+    /** Stops the Raft server (shutdown). Blocks briefly. */
+    @Override
+    public synchronized void close() {
+        if (server != null) {
+            try {
+                server.close();
+            } catch (IOException e) {
+                log.warn("closing the Raft server failed: {}", e.toString());
+            }
+            server = null;
+        }
+    }
+
+    /** The log did not take a command: the reason says why (409 at the actuator). */
+    public static final class Refused extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        public Refused(String message) {
+            super(message);
+        }
+    }
+
+}

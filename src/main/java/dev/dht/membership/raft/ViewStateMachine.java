@@ -1,0 +1,167 @@
+package dev.dht.membership.raft;
+
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.ClusterViewFile;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Objects;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
+import org.apache.ratis.protocol.Message;
+import org.apache.ratis.protocol.RaftClientRequest;
+import org.apache.ratis.protocol.RaftGroupId;
+import org.apache.ratis.protocol.RaftGroupMemberId;
+import org.apache.ratis.protocol.RaftPeerId;
+import org.apache.ratis.server.RaftServer;
+import org.apache.ratis.server.protocol.TermIndex;
+import org.apache.ratis.server.raftlog.RaftLog;
+import org.apache.ratis.server.storage.FileInfo;
+import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.statemachine.TransactionContext;
+import org.apache.ratis.statemachine.impl.BaseStateMachine;
+import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
+import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The cluster view as the state machine of the Raft log: a compare-and-set register. Each log entry is a
+ * {@link ViewCommand}: "if the view's epoch is {@code expect}, the view becomes {@code next}" (whose epoch must be
+ * {@code expect + 1}). Every server applies the same entries in the same order, so the epoch is a function of the
+ * log and two different views of one epoch cannot exist; a step computed from an old view (a second joiner, a
+ * deposed leader's next phase) is refused, the log unchanged. Before the first entry the view is absent (epoch 0):
+ * the cluster is not formed yet.
+ *
+ * <p>A snapshot is the view in {@link ClusterViewFile}'s text. Every applied view goes to the listener (the node's
+ * {@code Membership}, which stores and adopts it): called on Ratis's state-machine updater thread, in log order; it
+ * may block on the file.
+ */
+public final class ViewStateMachine extends BaseStateMachine {
+    private static final Logger log = LoggerFactory.getLogger(ViewStateMachine.class);
+    private final SimpleStateMachineStorage storage = new SimpleStateMachineStorage();
+    private final Consumer<ClusterView> listener;
+    private final Consumer<RaftPeerId> leaderListener;
+    private volatile ClusterView view;
+
+    /**
+     * @param listener       called with every view the log applies, in order (also those replayed at start)
+     * @param leaderListener called with the new leader's id whenever the leader changes (null id: unknown)
+     */
+    public ViewStateMachine(Consumer<ClusterView> listener, Consumer<RaftPeerId> leaderListener) {
+        this.listener = Objects.requireNonNull(listener, "listener");
+        this.leaderListener = Objects.requireNonNull(leaderListener, "leaderListener");
+    }
+
+    /** The view the log has applied so far; null before the cluster is formed. */
+    public ClusterView view() {
+        return view;
+    }
+
+    /** The epoch the log has applied so far; 0 before the cluster is formed. */
+    public long epoch() {
+        ClusterView current = view;
+        return current == null ? 0 : current.epoch();
+    }
+
+    @Override
+    public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
+        super.initialize(server, groupId, raftStorage);
+        storage.init(raftStorage);
+        load(storage.loadLatestSnapshot());
+    }
+
+    @Override
+    public void reinitialize() throws IOException {
+        load(storage.loadLatestSnapshot());
+    }
+
+    @Override
+    public SimpleStateMachineStorage getStateMachineStorage() {
+        return storage;
+    }
+
+    private synchronized void load(SingleFileSnapshotInfo snapshot) throws IOException {
+        if (snapshot == null || !Files.exists(snapshot.getFile().getPath())) {
+            return;
+        }
+        Path file = snapshot.getFile().getPath();
+        ClusterView loaded = ClusterViewFile.decode(Files.readString(file, StandardCharsets.UTF_8));
+        TermIndex last = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(file.toFile());
+        if (view == null || loaded.epoch() > view.epoch()) {
+            view = loaded;
+            listener.accept(loaded);
+        }
+        updateLastAppliedTermIndex(last);
+    }
+
+    @Override
+    public synchronized long takeSnapshot() throws IOException {
+        ClusterView current = view;
+        TermIndex applied = getLastAppliedTermIndex();
+        if (current == null || applied == null) {
+            return RaftLog.INVALID_LOG_INDEX;
+        }
+        Path file = storage.getSnapshotFile(applied.getTerm(), applied.getIndex()).toPath();
+        Files.writeString(file, ClusterViewFile.encode(current), StandardCharsets.UTF_8);
+        storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), applied));
+        return applied.getIndex();
+    }
+
+    /** Refuses a command that does not parse before it is appended (the client gets the error). */
+    @Override
+    public TransactionContext startTransaction(RaftClientRequest request)
+            throws IOException {
+        TransactionContext transaction = super.startTransaction(request);
+        try {
+            ViewCommand.decode(request.getMessage().getContent().toStringUtf8());
+        } catch (IllegalArgumentException e) {
+            transaction.setException(e);
+        }
+        return transaction;
+    }
+
+    @Override
+    public CompletableFuture<Message> applyTransaction(TransactionContext transaction) {
+        LogEntryProto entry = transaction.getLogEntry();
+        TermIndex termIndex = TermIndex.valueOf(entry);
+        String answer;
+        ClusterView applied = null;
+        synchronized (this) {
+            ViewCommand command = ViewCommand.decode(
+                    entry.getStateMachineLogEntry().getLogData().toStringUtf8());
+            long current = epoch();
+            if (command.expect() != current) {
+                answer = ViewCommand.refusal("the cluster view is at epoch " + current + ", not " + command.expect()
+                        + ": it moved on");
+            } else {
+                view = command.next();
+                applied = view;
+                answer = ViewCommand.ACCEPTED;
+            }
+            updateLastAppliedTermIndex(termIndex);
+        }
+        if (applied != null) {
+            try {
+                listener.accept(applied);
+            } catch (RuntimeException e) {
+                log.error("the view of epoch {} could not be adopted here", applied.epoch(), e);
+            }
+        }
+        return CompletableFuture.completedFuture(Message.valueOf(answer));
+    }
+
+    /** Answers the view this server has applied (a read of the log's state, not linearizable). */
+    @Override
+    public CompletableFuture<Message> query(Message request) {
+        ClusterView current = view;
+        return CompletableFuture.completedFuture(Message.valueOf(current == null ? "" : ClusterViewFile.encode(current)));
+    }
+
+    @Override
+    public void notifyLeaderChanged(RaftGroupMemberId groupMemberId, RaftPeerId newLeaderId) {
+        leaderListener.accept(newLeaderId);
+    }
+}

@@ -1,0 +1,105 @@
+package dev.dht.membership.raft;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
+import dev.dht.cluster.ChangeKind;
+import dev.dht.cluster.ClusterView;
+import dev.dht.testing.NodeProcess;
+import java.io.IOException;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.apache.ratis.protocol.RaftGroup;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Three view logs in this JVM over loopback: a cluster forms once, a step computed from an old view is refused,
+ * the log goes on after its leader is closed, a restarted server recovers its view from its own log, and a node
+ * added as a listener receives the views.
+ */
+class ViewLogTest {
+    private static final RaftPeers PEERS = new RaftPeers(1000, 5);
+    @TempDir
+    Path dir;
+    private final List<URI> nodes = new ArrayList<>();
+    private final Map<URI, ViewLog> logs = new ConcurrentHashMap<>();
+    private final Map<URI, List<ClusterView>> applied = new ConcurrentHashMap<>();
+
+    @AfterEach
+    void close() {
+        logs.values().forEach(ViewLog::close);
+    }
+
+    private ViewLog start(URI node, RaftGroup group) {
+        applied.putIfAbsent(node, new CopyOnWriteArrayList<>());
+        ViewLog viewLog = new ViewLog(node, node.getPort() + 1000, dir.resolve(node.getPort() + ""), null, null,
+                view -> applied.get(node).add(view));
+        viewLog.start(group);
+        logs.put(node, viewLog);
+        return viewLog;
+    }
+
+    private ClusterView formCluster(int size) throws IOException {
+        for (int i = 0; i < size; i++) {
+            nodes.add(URI.create("http://127.0.0.1:" + NodeProcess.freePort()));
+        }
+        ClusterView first = ClusterView.initial(nodes, 3);
+        nodes.forEach(node -> start(node, PEERS.group(first)));
+        ClusterView formed = leader().compareAndSet(0, first);
+        await().atMost(Duration.ofSeconds(20))
+                .until(() -> nodes.stream().allMatch(node -> logs.get(node).view() != null));
+        return formed;
+    }
+
+    private ViewLog leader() {
+        await().atMost(Duration.ofSeconds(20)).until(() -> logs.values().stream().anyMatch(ViewLog::isLeader));
+        return logs.values().stream().filter(ViewLog::isLeader).findFirst().orElseThrow();
+    }
+
+    @Test
+    void everyServerAppliesTheSameViewsAndAStaleStepIsRefused() throws IOException {
+        ClusterView first = formCluster(3);
+        ClusterView leaving = first.withLeaving(nodes.get(2), ChangeKind.DECOMMISSION);
+        ViewLog follower = logs.values().stream().filter(log -> !log.isLeader()).findFirst().orElseThrow();
+        assertThat(follower.compareAndSet(1, leaving)).isEqualTo(leaving);
+        assertThatThrownBy(() -> follower.compareAndSet(1, first.withLeaving(nodes.get(1), ChangeKind.DECOMMISSION)))
+                .isInstanceOf(ViewLog.Refused.class).hasMessageContaining("moved on");
+        await().atMost(Duration.ofSeconds(10)).untilAsserted(() -> nodes.forEach(node ->
+                assertThat(applied.get(node)).containsExactly(first, leaving)));
+    }
+
+    @Test
+    void theLogGoesOnWithoutItsLeaderAndARestartedServerRecoversItsView() throws IOException {
+        ClusterView first = formCluster(3);
+        ViewLog oldLeader = leader();
+        URI oldLeaderNode = nodes.stream().filter(node -> logs.get(node) == oldLeader).findFirst().orElseThrow();
+        oldLeader.close();
+        logs.remove(oldLeaderNode);
+        ClusterView next = first.withLeaving(oldLeaderNode, ChangeKind.REMOVENODE);
+        assertThat(leader().compareAndSet(1, next)).isEqualTo(next);
+
+        applied.get(oldLeaderNode).clear();
+        ViewLog restarted = start(oldLeaderNode, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        await().atMost(Duration.ofSeconds(20)).until(() -> next.equals(restarted.view()));
+    }
+
+    @Test
+    void aNodeAddedAsListenerReceivesTheViews() throws IOException {
+        ClusterView first = formCluster(3);
+        URI joiner = URI.create("http://127.0.0.1:" + NodeProcess.freePort());
+        ViewLog joining = start(joiner, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        ClusterView withJoiner = leader().compareAndSet(1, first.withJoining(joiner));
+        leader().reconfigure(PEERS.group(withJoiner));
+        await().atMost(Duration.ofSeconds(20)).until(() -> withJoiner.equals(joining.view()));
+        assertThat(leader().listeners()).containsExactly(RaftPeers.id(joiner));
+    }
+}
