@@ -64,7 +64,7 @@ public final class InProcessCluster
     private Path ownDir;
     private boolean ofTestClass;
     private boolean restoredAfterEach;
-    /** Made by {@link #shared}: started by the first test class, closed when the test run ends. */
+    /** Made by {@link #shared}: started by the first test class, closed when the test JVM exits. */
     private boolean shared;
 
     private InProcessCluster(int size, Map<String, String> extraSettings, IntFunction<Clock> wallClocks) {
@@ -150,7 +150,7 @@ public final class InProcessCluster
      * A cluster of {@code size} nodes with {@code extraSettings} for test classes to register as an extension on a
      * static field, shared by every class of the test JVM that asks for the same size and settings: started before
      * the first such class's tests, {@link #restoreAll restored} after each test, closed (its dir deleted) when the
-     * test run ends. This saves the nodes' start-up per class, the slowest part of most cluster tests. A class on it
+     * test JVM exits. This saves the nodes' start-up per class, the slowest part of most cluster tests. A class on it
      * uses keys of its own, leaves every node running without faults (restoreAll does it after each test), and
      * asserts no totals other classes add to (a metric's count, all keys of a range): it compares a meter before and
      * after, or reads its own keys.
@@ -176,9 +176,9 @@ public final class InProcessCluster
             startInOwnDir(true);
         } else if (ownDir == null) {
             startInOwnDir(true);
-            // the root store closes what it holds at the end of the test run
-            context.getRoot().getStore(ExtensionContext.Namespace.create(InProcessCluster.class))
-                    .put(this, (AutoCloseable) this::closeInOwnDir);
+            // closed when the test JVM exits, not with JUnit's root store: surefire hands each test class to a
+            // launcher of its own when it runs several test JVMs, and that store closes after the class
+            Runtime.getRuntime().addShutdownHook(new Thread(this::closeInOwnDir, "shared-cluster-close"));
         }
     }
 
