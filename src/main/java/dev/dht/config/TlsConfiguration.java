@@ -75,7 +75,14 @@ public class TlsConfiguration {
                     + "': define spring.ssl.bundle.pem." + tls.bundle() + ".* or spring.ssl.bundle.jks."
                     + tls.bundle() + ".* (bundles defined: " + names + ")");
         }
-        return new TlsSettings(tls, bundles.getBundle(tls.bundle()));
+        SslBundle bundle = bundles.getBundle(tls.bundle());
+        if (tls.clientAuth() != Ssl.ClientAuth.NONE && bundle.getStores().getTrustStore() == null) {
+            throw new InvalidSettingException("dht.tls.client-auth", "is " + tls.clientAuth().name()
+                    .toLowerCase(Locale.ROOT) + " but SSL bundle '" + tls.bundle() + "' has no trust store: a client "
+                    + "certificate would be checked against the JDK's public CAs, and any certificate one of them "
+                    + "signed would pass as a peer; give the bundle the cluster's CA as its trust store");
+        }
+        return new TlsSettings(tls, bundle);
     }
 
     /** With TLS every node is reached over https, without it over http: a mix would only fail at run time. */

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.DhtApplication;
+import dev.dht.testing.ClusterTls;
 import dev.dht.testing.DhtClient;
 import java.net.URI;
 import java.net.http.HttpResponse;
@@ -111,6 +112,16 @@ class InvalidSettingsTest {
         args.add("--dht.data-dir=" + tempDir.resolve("data"));
 
         assertStartUpFailsNaming(setting, args);
+    }
+
+    @Test
+    void clientCertificatesWithoutATrustStoreStopStartUpNamingTheSetting() {
+        ClusterTls tls = ClusterTls.create(tempDir.resolve("tls"));
+        assertStartUpFailsNaming("dht.tls.client-auth", List.of("--dht.self=https://localhost:7001",
+                "--dht.nodes=https://localhost:7001", "--dht.data-dir=" + tempDir.resolve("data"),
+                "--spring.ssl.bundle.pem.dht.keystore.certificate=file:" + tls.certificateFile(),
+                "--spring.ssl.bundle.pem.dht.keystore.private-key=file:" + tls.keyFile(),
+                "--dht.tls.bundle=dht", "--dht.tls.client-auth=want"));
     }
 
     @Test
