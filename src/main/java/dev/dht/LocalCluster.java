@@ -1,6 +1,5 @@
 package dev.dht;
 
-import dev.dht.config.LocalCertificateAuthority;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.FileSystems;

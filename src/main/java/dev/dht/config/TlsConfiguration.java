@@ -27,7 +27,7 @@ import reactor.netty.NettyPipeline;
 
 /**
  * TLS from a Spring Boot SSL bundle ({@code dht.tls.bundle}): HTTPS on the server port with the bundle's key and
- * certificate and {@code dht.tls.client-auth}, and the peer client ({@code DhtConfiguration#replicaWebClient})
+ * certificate and {@code dht.tls.client-auth}, and the peer client ({@code PeerTransportConfiguration#replicaWebClient})
  * presenting the same certificate and trusting only the bundle's trust store, with host-name verification (Reactor
  * Netty's default for clients). When the bundle reloads (a PEM or JKS bundle with {@code reload-on-update: true}
  * whose files changed), Spring Boot swaps the server's certificate and this configuration the client's: new

@@ -57,14 +57,7 @@ public final class PeerClient {
      * @param replicaTimeout   {@code dht.replica-timeout}: how long a range stream may take to its first record
      * @param rangeIdleTimeout {@code dht.range-idle-timeout}: how long a range stream may send nothing while its
      *                         data is wanted
-     */
-    public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
-                      Duration rangeIdleTimeout) {
-        this(client, secret, metrics, replicaTimeout, rangeIdleTimeout, EpochTracker.NONE);
-    }
-
-    /**
-     * As above, with this node's epoch sent on every request and a peer's higher epoch reported to {@code epochs}.
+     * @param epochs           this node's epoch, sent on every request; a peer's higher one is reported to it
      */
     public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
                       Duration rangeIdleTimeout, EpochTracker epochs) {

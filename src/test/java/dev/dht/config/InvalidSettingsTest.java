@@ -5,9 +5,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.DhtApplication;
 import dev.dht.testing.ClusterTls;
+import dev.dht.testing.DhtClient;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -147,9 +146,8 @@ class InvalidSettingsTest {
         try (ConfigurableApplicationContext context = application.run("--server.port=0", "--dht.self=" + SELF,
                 "--dht.nodes=" + SELF, "--dht.data-dir=" + tempDir.resolve("data"))) {
             int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-            HttpResponse<String> status = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v0/status")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<byte[]> status = new DhtClient(URI.create("http://localhost:" + port))
+                    .send("GET", "/v0/status", new byte[0]);
 
             assertThat(context.isRunning()).isTrue();
             assertThat(status.statusCode()).isEqualTo(200);
