@@ -73,7 +73,11 @@ class ClusterContainersIT {
     private static final String JRE_IMAGE = System.getProperty("dht.it.jre-image", "localhost/dht-base:test");
     /** On every container, network and image of this test, so that {@code .ci/run} can remove what a crashed run left. */
     private static final Map<String, String> LABELS = Map.of("dev.dht.it", "true");
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+    /**
+     * Until a container is ready: it starts, and the cluster forms once a majority of the three runs (the view log
+     * needs it), all three JVMs starting at once on the build machine's cores.
+     */
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
     private static final Duration HEAL_TIMEOUT = Duration.ofSeconds(30);
     private static final AtomicInteger KEYS = new AtomicInteger();
 
