@@ -25,5 +25,5 @@ USER 10001:10001
 # port that exposes the API does not expose the operations. Without MANAGEMENT_SERVER_PORT the actuator is on 8080.
 ENV SERVER_PORT=8080 MANAGEMENT_SERVER_PORT=8081 DHT_DATA_DIR=/var/lib/dht
 VOLUME /var/lib/dht
-EXPOSE 8080 8081
+EXPOSE 8080 8081 9080
 ENTRYPOINT ["java", "org.springframework.boot.loader.launch.JarLauncher"]

@@ -47,12 +47,16 @@ public final class EntityHandler {
      * The request's {@code replicas}, or the default: a majority of the view's replication factor, or of the members while
      * there are fewer; {@code from} at most the members that keep replicas through a change in progress
      * ({@link dev.dht.cluster.Placement#size()}), else 400. 503 if this node is no member (it has yet to join, or has
-     * left).
+     * left), or checks its view after a start or a pause.
      */
     private ReplicationFactor replicationFactor(ServerRequest request) {
         if (!membership.isMember()) {
             throw new OverloadedException(OverloadReason.NOT_A_MEMBER, "this node is no member of the cluster "
                     + (membership.epoch() == 0 ? "yet: it is joining" : "any more: it has left"));
+        }
+        if (!membership.isViewConfirmed()) {
+            throw new OverloadedException(OverloadReason.VIEW_CHECK, "this node checks its cluster view with the "
+                    + "other members after a start or a pause before it serves");
         }
         int size = membership.placement().size();
         return RequestParameters.replicationFactor(request, ReplicationFactor.defaultFor(membership.view().replicationFactor(), size), size);

@@ -53,6 +53,10 @@ public final class RangeHandler {
         if (!membership.isMember()) {
             throw new OverloadedException(OverloadReason.NOT_A_MEMBER, "this node is no member of the cluster");
         }
+        if (!membership.isViewConfirmed()) {
+            throw new OverloadedException(OverloadReason.VIEW_CHECK, "this node checks its cluster view with the "
+                    + "other members after a start or a pause before it serves");
+        }
         Flux<DataBuffer> chunks = coordinator.range(start, end).map(RangeHandler::chunk);
         return ServerResponse.ok()
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)

@@ -35,6 +35,7 @@ public final class Membership {
     private final List<Consumer<Placement>> listeners = new CopyOnWriteArrayList<>();
     private final List<Ticket> retired = new CopyOnWriteArrayList<>();
     private volatile Ticket current;
+    private volatile ViewConfirmation confirmation = ViewConfirmation.ALWAYS;
 
     /**
      * @param self    this node's base URL ({@code dht.self})
@@ -84,6 +85,19 @@ public final class Membership {
     /** True if this node is a member of its current view, in any state (never before it holds a view: epoch 0). */
     public boolean isMember() {
         return current.placement.self() != null && current.placement.view().epoch() > 0;
+    }
+
+    /**
+     * True if clients may be served under the current view: it was checked with the other members since the start
+     * and since the last pause of this process ({@link ViewConfirmation}). Never blocks.
+     */
+    public boolean isViewConfirmed() {
+        return confirmation.isConfirmed();
+    }
+
+    /** From now on {@link #isViewConfirmed} asks {@code confirmation} (set once, before the node serves). */
+    public void confirmWith(ViewConfirmation confirmation) {
+        this.confirmation = confirmation;
     }
 
     /** True if this node is a {@link MemberState#NORMAL} member: it has joined and is not leaving. */

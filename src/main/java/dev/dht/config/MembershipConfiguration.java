@@ -11,6 +11,7 @@ import dev.dht.membership.MembershipHealthIndicator;
 import dev.dht.membership.OwnershipCleanup;
 import dev.dht.membership.RecordStreaming;
 import dev.dht.membership.TopologyCoordinator;
+import dev.dht.membership.ViewCheck;
 import dev.dht.membership.ViewExchange;
 import dev.dht.membership.raft.RaftPeers;
 import dev.dht.membership.raft.ViewLog;
@@ -36,13 +37,15 @@ import org.springframework.context.annotation.Configuration;
 /**
  * Wires membership (docs/membership.md): the view log (a Raft group of the members), the topology coordinator
  * that drives changes on its leader, the change requests and their actuator endpoint, view exchange between nodes,
- * streaming and cleanup. The Raft server, the coordinator, a join and an interrupted cleanup start after the web
- * server has started ({@link MembershipLifecycle}).
+ * the view check after a start or a pause, streaming and cleanup. The Raft server, the view check, the coordinator,
+ * a join and an interrupted cleanup start after the web server has started ({@link MembershipLifecycle}).
  */
 @Configuration(proxyBeanMethods = false)
 public class MembershipConfiguration {
     /** Longest wait for requests coordinated under an older epoch before a node acknowledges a newer view. */
     static final Duration DRAIN_LIMIT = Duration.ofSeconds(30);
+    /** The longest a one-node cluster's start waits for its log to form it. */
+    static final Duration FORM_ALONE_LIMIT = Duration.ofSeconds(30);
     /** {@code dht.raft.port}'s default distance from the server port. */
     static final int RAFT_PORT_OFFSET = 1000;
 
@@ -58,9 +61,10 @@ public class MembershipConfiguration {
         return new RaftPeers(raftPort(properties, serverPort) - serverPort, properties.raft().voters());
     }
 
+    /** {@code dht.raft.port}, or the server port plus 1000; any free port if the server's is (0: tests). */
     private static int raftPort(DhtProperties properties, int serverPort) {
         Integer port = properties.raft().port();
-        return port != null ? port : serverPort + RAFT_PORT_OFFSET;
+        return port != null ? port : serverPort == 0 ? 0 : serverPort + RAFT_PORT_OFFSET;
     }
 
     /**
@@ -82,6 +86,12 @@ public class MembershipConfiguration {
                 membership.adopt(view);
             }
         });
+    }
+
+    /** Clients are served only once the view was checked with the members, after the start and after a pause. */
+    @Bean
+    ViewCheck viewCheck(Membership membership, ObjectProvider<PeerClient> peerClient) {
+        return new ViewCheck(membership, peerClient::getObject);
     }
 
     @Bean
@@ -164,13 +174,14 @@ public class MembershipConfiguration {
     @Bean
     MembershipLifecycle membershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog,
                                             TopologyCoordinator coordinator, RaftPeers raftPeers,
-                                            ClusterStart start, TombstoneCollector tombstones) {
+                                            ClusterStart start, TombstoneCollector tombstones, ViewCheck viewCheck) {
         Membership membership = start.membership();
         tombstones.suspendWhile(() -> membership.view().change() != null);
         RaftGroup group = start.kind() == StartKind.FORMING
                 ? raftPeers.group(start.membership().view())
                 : RaftGroup.valueOf(RaftPeers.GROUP_ID);
-        return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator);
+        boolean alone = start.kind() == StartKind.FORMING && start.membership().view().nodes().size() == 1;
+        return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator, viewCheck, alone);
     }
 
     /**
@@ -183,10 +194,15 @@ public class MembershipConfiguration {
         private final ViewLog viewLog;
         private final RaftGroup group;
         private final TopologyCoordinator coordinator;
+        private final ViewCheck viewCheck;
+        private final boolean formsAlone;
         private volatile boolean running;
 
+        /** @param formsAlone a new cluster of this node only: the start waits until the log formed it */
         MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog, RaftGroup group,
-                            TopologyCoordinator coordinator) {
+                            TopologyCoordinator coordinator, ViewCheck viewCheck, boolean formsAlone) {
+            this.viewCheck = viewCheck;
+            this.formsAlone = formsAlone;
             this.procedure = procedure;
             this.cleanup = cleanup;
             this.viewLog = viewLog;
@@ -197,7 +213,11 @@ public class MembershipConfiguration {
         @Override
         public void start() {
             viewLog.start(group);
+            viewCheck.start();
             coordinator.start();
+            if (formsAlone) {
+                coordinator.awaitFormed(FORM_ALONE_LIMIT);
+            }
             cleanup.start();
             procedure.startUp();
             running = true;
@@ -206,6 +226,7 @@ public class MembershipConfiguration {
         @Override
         public void stop() {
             procedure.stop();
+            viewCheck.stop();
             coordinator.stop();
             cleanup.stop();
             viewLog.close();

@@ -36,7 +36,13 @@ public enum OverloadReason {
      * This node is no member of its cluster view: it has yet to finish joining, or it has left. It serves no client
      * requests.
      */
-    NOT_A_MEMBER;
+    NOT_A_MEMBER,
+    /**
+     * This node has just started, or resumed after a pause of seconds (a long GC pause, a frozen VM, SIGSTOP), and
+     * checks its cluster view with the other members before it serves clients again: it may have been removed
+     * meanwhile.
+     */
+    VIEW_CHECK;
 
     /** The reason as it travels in a header: lower case, words joined by hyphens (e.g. {@code disk-full}). */
     public String token() {

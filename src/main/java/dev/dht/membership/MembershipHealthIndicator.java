@@ -25,9 +25,11 @@ public final class MembershipHealthIndicator extends AbstractHealthIndicator {
 
     @Override
     protected void doHealthCheck(Health.Builder builder) {
-        MemberState state = membership.view().state(membership.self()).orElse(null);
+        MemberState state = membership.isMember() ? membership.view().state(membership.self()).orElse(null) : null;
         if (state == MemberState.NORMAL && rebuilding.getAsBoolean()) {
             builder.outOfService().withDetail("rebuilding", true);
+        } else if (state == MemberState.NORMAL && !membership.isViewConfirmed()) {
+            builder.outOfService().withDetail("checkingView", true);
         } else if (state == MemberState.NORMAL) {
             builder.up();
         } else if (state == null) {

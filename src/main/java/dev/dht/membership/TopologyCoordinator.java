@@ -50,7 +50,7 @@ import reactor.core.scheduler.Schedulers;
  */
 public final class TopologyCoordinator {
     /** How often the leader looks at the log's view. */
-    static final Duration TICK = Duration.ofMillis(500);
+    static final Duration TICK = Duration.ofMillis(200);
     /** The longest a step waits for members before it gives way to the next tick. */
     static final Duration STEP_LIMIT = Duration.ofSeconds(5);
     /** The longest wait for one member's answer to a liveness probe. */
@@ -110,6 +110,18 @@ public final class TopologyCoordinator {
                         })
                         : Mono.empty(), 1)
                 .subscribe();
+    }
+
+    /**
+     * Waits until the log holds a view (the cluster is formed) or {@code limit} passed. Blocks: start-up of a
+     * one-node cluster only, so it serves as soon as it has started.
+     */
+    public void awaitFormed(Duration limit) {
+        Flux.interval(Duration.ofMillis(20))
+                .filter(tick -> viewLog.view() != null && membership.isMember())
+                .next()
+                .timeout(limit, Mono.empty())
+                .block();
     }
 
     /** Stops the ticks (shutdown). */

@@ -58,8 +58,9 @@ public enum PeerEndpoint {
     /**
      * {@code POST /internal/cluster/view[?expect=E]}, body = a view's text: the node adopts it if it is newer than
      * its own, stores it, waits until the requests it coordinated under older epochs finished, and answers 200 with
-     * the view it then holds. With {@code expect}, the node starting a change (the claimant) takes it only while it
-     * holds epoch {@code E}: 409 otherwise, naming why. 400 if malformed.
+     * the view it then holds. With {@code expect}, the first view of a change from a node that holds no view log yet (a
+     * joiner): appended to the log if the log's view is at epoch {@code E}; 409 otherwise, naming why. 400 if
+     * malformed.
      */
     PROPOSE_VIEW(HttpMethod.POST, InternalProtocol.VIEW_PATH, Timeout.PACED, null, "expect"),
     /**

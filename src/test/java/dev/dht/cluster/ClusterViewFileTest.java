@@ -64,7 +64,7 @@ class ClusterViewFileTest {
     }
 
     @Test
-    void anAbortUndoesTheChangeUpToTheReadSwitch() {
+    void anAbortUndoesTheChangeAtEveryPhaseThroughARollbackPhaseAfterTheReadSwitch() {
         ClusterView first = ClusterView.initial(List.of(A, B), 3);
         ClusterView abortedJoin = first.withJoining(C).advanced().aborted();
         assertThat(abortedJoin.nodes()).containsExactly(A, B);
@@ -72,8 +72,30 @@ class ClusterViewFileTest {
         ClusterView abortedLeave = first.withLeaving(B, ChangeKind.DECOMMISSION).aborted();
         assertThat(abortedLeave.members()).containsExactly(new Member(A, MemberState.NORMAL),
                 new Member(B, MemberState.NORMAL));
-        assertThatThrownBy(() -> first.withJoining(C).advanced().advanced().aborted())
-                .isInstanceOf(IllegalStateException.class).hasMessageContaining("read switch");
+        ClusterView readsNew = first.withJoining(C).advanced().advanced();
+        ClusterView rollingBack = readsNew.aborted();
+        assertThat(rollingBack.change().phase()).isEqualTo(ChangePhase.ROLLBACK);
+        assertThat(rollingBack.nodes()).containsExactly(A, B, C);
+        ClusterView rolledBack = rollingBack.advanced();
+        assertThat(rolledBack.nodes()).containsExactly(A, B);
+        assertThat(rolledBack.change()).isNull();
+        assertThat(rolledBack.epoch()).isEqualTo(readsNew.epoch() + 2);
+        assertThatThrownBy(rollingBack::aborted).isInstanceOf(IllegalStateException.class)
+                .hasMessageContaining("rolled back already");
+        ClusterView leaverBack = first.withLeaving(B, ChangeKind.DECOMMISSION).advanced().advanced().aborted()
+                .advanced();
+        assertThat(leaverBack.members()).containsExactly(new Member(A, MemberState.NORMAL),
+                new Member(B, MemberState.NORMAL));
+    }
+
+    @Test
+    void aDecommissionWhoseNodeDiedBecomesItsRemovalInTheSamePhase() {
+        ClusterView streaming = ClusterView.initial(List.of(A, B, C), 3).withLeaving(C, ChangeKind.DECOMMISSION)
+                .advanced();
+        ClusterView removal = streaming.asRemovenode();
+        assertThat(removal.change()).isEqualTo(new ClusterChange(ChangeKind.REMOVENODE, C, ChangePhase.STREAMING));
+        assertThat(removal.epoch()).isEqualTo(streaming.epoch() + 1);
+        assertThatThrownBy(() -> removal.asRemovenode()).isInstanceOf(IllegalStateException.class);
     }
 
     @Test

@@ -338,7 +338,7 @@ class KubernetesManifestsTest {
     }
 
     @Test
-    void aNodeConfiguredAsPodZeroAnswersEveryProbeBeforeItsPeersExist(@TempDir Path dataDir) throws Exception {
+    void aNodeConfiguredAsPodZeroIsAliveButNotReadyBeforeItsPeersExist(@TempDir Path dataDir) throws Exception {
         Map<String, Object> environment = new HashMap<>(k8s.podEnvironment(0, TEST_SECRET));
         environment.put("SERVER_PORT", "0");                    // any free ports; the probes use the ports' names
         environment.put("MANAGEMENT_SERVER_PORT", "0");
@@ -365,7 +365,10 @@ class KubernetesManifestsTest {
                 assertThat(probe).as("%s probe", kind).isNotNull();
                 String path = probe.getHttpGet().getPath();
                 HttpResponse<String> answer = get(http, ports.get(probe.getHttpGet().getPort().getStrVal()), path);
-                assertThat(answer.statusCode()).as("%s probe GET %s: %s", kind, path, answer.body()).isEqualTo(200);
+                // alone, pod 0 cannot form the cluster (the view log needs a majority of dht.nodes): it is kept
+                // alive and started, and gets no client traffic until its peers exist
+                assertThat(answer.statusCode()).as("%s probe GET %s: %s", kind, path, answer.body())
+                        .isEqualTo(kind.equals("readiness") ? 503 : 200);
             });
             String scrapePath = k8s.one(StatefulSet.class).getSpec().getTemplate().getMetadata().getAnnotations()
                     .get("prometheus.io/path");

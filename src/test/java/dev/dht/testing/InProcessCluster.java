@@ -1,6 +1,7 @@
 package dev.dht.testing;
 
 import dev.dht.DhtApplication;
+import dev.dht.cluster.Membership;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.io.IOException;
@@ -10,6 +11,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -17,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.TestInstance.Lifecycle;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.AfterEachCallback;
@@ -84,6 +87,19 @@ public final class InProcessCluster
         for (int i = 0; i < nodes.size(); i++) {
             start(i);
         }
+        awaitFormed();
+    }
+
+    /**
+     * Waits until every running node holds the view log's first view (the founding nodes form the cluster once a
+     * majority of them runs) and has checked it: from then on each serves clients.
+     */
+    private void awaitFormed() {
+        Awaitility.await("the cluster of " + urls + " formed").atMost(Duration.ofSeconds(60))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> nodes.stream().filter(node -> node != null && node.isActive())
+                        .map(node -> node.getBean(Membership.class))
+                        .allMatch(membership -> membership.isMember() && membership.isViewConfirmed()));
     }
 
     /** Starts {@code size} nodes with data dirs under {@code root}; {@code extraSettings} apply to every node. */

@@ -46,7 +46,8 @@ import org.slf4j.LoggerFactory;
  * appends {@link ViewCommand}s through the leader. Storage: {@code raft/} in the data dir (log, metadata and
  * snapshots of the view).
  *
- * <p>Election timeouts are 1-2 s, so a dead leader is replaced within a few seconds; the log is only on the path
+ * <p>Election timeouts are 1-2 s (0.1-0.3 s for the first election after a start, so a cluster forms at once), so
+ * a dead leader is replaced within a few seconds; the log is only on the path
  * of membership changes, never on a client request's. {@link #compareAndSet} and {@link #reconfigure} block (a
  * Raft round trip, or the retries while there is no leader): call them off the event loops (bounded-elastic).
  */
@@ -84,6 +85,8 @@ public final class ViewLog implements Closeable {
         RaftServerConfigKeys.setStorageDir(properties, List.of(storageDir(dataDir).toFile()));
         RaftServerConfigKeys.Rpc.setTimeoutMin(properties, TimeDuration.valueOf(1, TimeUnit.SECONDS));
         RaftServerConfigKeys.Rpc.setTimeoutMax(properties, TimeDuration.valueOf(2, TimeUnit.SECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS));
+        RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, TimeDuration.valueOf(300, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(5, TimeUnit.SECONDS));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, 1000);
@@ -160,26 +163,42 @@ public final class ViewLog implements Closeable {
 
     /** True if this server is the leader and has committed an entry of its term (so it may append). */
     public boolean isLeader() {
-        DivisionInfo info = info();
-        return info != null && info.isLeader() && info.isLeaderReady();
+        try {
+            DivisionInfo info = info();
+            return info != null && info.isLeader() && info.isLeaderReady();
+        } catch (RuntimeException starting) {
+            return false;
+        }
     }
 
     /** The leader's peer id as this server knows it, or null. */
     public RaftPeerId leader() {
-        DivisionInfo info = info();
-        return info == null ? null : info.getLeaderId();
+        try {
+            DivisionInfo info = info();
+            return info == null ? null : info.getLeaderId();
+        } catch (RuntimeException starting) {
+            return null;
+        }
     }
 
     /** The current term as this server knows it (0 before it started). */
     public long term() {
-        DivisionInfo info = info();
-        return info == null ? 0 : info.getCurrentTerm();
+        try {
+            DivisionInfo info = info();
+            return info == null ? 0 : info.getCurrentTerm();
+        } catch (RuntimeException starting) {
+            return 0;
+        }
     }
 
     /** The index of the last log entry this server applied (-1 before any). */
     public long appliedIndex() {
-        DivisionInfo info = info();
-        return info == null ? -1 : info.getLastAppliedIndex();
+        try {
+            DivisionInfo info = info();
+            return info == null ? -1 : info.getLastAppliedIndex();
+        } catch (RuntimeException starting) {
+            return -1; // the server is still starting: its state machine updater does not exist yet
+        }
     }
 
     private DivisionInfo info() {
@@ -275,8 +294,18 @@ public final class ViewLog implements Closeable {
         return peers.stream().map(peer -> peer.getId().toString()).toList();
     }
 
+    /**
+     * A client of the group this server knows, which reaches this server itself on loopback at the port it is bound
+     * to (its peer address may name another port while the server port is chosen at random: tests).
+     */
     private RaftClient client() throws IOException {
-        RaftGroup group = server.getDivision(RaftPeers.GROUP_ID).getGroup();
+        RaftGroup known = server.getDivision(RaftPeers.GROUP_ID).getGroup();
+        int boundPort = server.getServerRpc().getInetSocketAddress().getPort();
+        List<RaftPeer> peers = known.getPeers().stream()
+                .map(peer -> peer.getId().equals(selfId)
+                        ? RaftPeer.newBuilder(peer).setAddress("127.0.0.1:" + boundPort).build() : peer)
+                .toList();
+        RaftGroup group = RaftGroup.valueOf(RaftPeers.GROUP_ID, peers);
         return RaftClient.newBuilder()
                 .setRaftGroup(group)
                 .setProperties(properties)
