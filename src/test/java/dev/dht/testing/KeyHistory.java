@@ -25,6 +25,7 @@ public final class KeyHistory {
         this.cold = cold;
     }
 
+    /** The key's id. */
     public String id() {
         return id;
     }
