@@ -40,7 +40,11 @@ import org.junit.jupiter.api.io.TempDir;
 class JoinProcessIT {
     private static final int KEYS = 20_000;
     private static final Duration CHANGE_TIME = Duration.ofMinutes(3);
-    private static final List<String> JVM = List.of("-Xmx256m");
+    /**
+     * A change-failure-timeout above the time a killed joiner takes to start again on a loaded machine (over a
+     * minute): the joiner's restart is to resume its join, not to have it rolled back.
+     */
+    private static final List<String> JVM = List.of("-Xmx256m", "-Ddht.change-failure-timeout=180s");
     private static final Pattern STREAMED = Pattern.compile("(?m)^dht_stream_records_total\\{[^}]*} ([0-9.E]+)$");
 
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
