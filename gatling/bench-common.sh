@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# Helpers shared by gatling/find-breaking-point.sh and gatling/compare.sh; sourced, not run. Defining them has no
+# Helpers shared by the benchmark scripts of gatling/ (every *.sh there sources it); sourced, not run. Defining them has no
 # effect beyond the variables below; nothing is started and no trap is set until a script calls the functions.
 #
 # The sourcing script sets, before it sources this file:
@@ -36,6 +36,33 @@ int() { awk "BEGIN { printf \"%d\", ($1) + 0.5 }"; }                   # int 'EX
 errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 %" (none = no answer), or "-"
   awk -F= '/^requests=/ { total = $2 } /^status\.[^.]*\.errors=/ && $2 > 0 { split($1, key, "."); n[key[2]] = $2 }
     END { for (s in n) { printf "%s%s: %.2f %%", sep, s, 100 * n[s] / total; sep = ", " } if (!sep) printf "-" }' "$1"
+}
+
+cpu_ticks() {  # cpu_ticks PID...: utime + stime of these processes so far (all threads), in clock ticks; 1 if one is gone
+  local pid stat fields total=0
+  for pid in "$@"; do
+    { read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
+    stat="${stat##*") "}"                        # the fields after "PID (COMM) ", from field 3 (state) on
+    read -r -a fields <<<"$stat"
+    total=$((total + fields[11] + fields[12]))   # fields 14 and 15: utime and stime
+  done
+  echo "$total"
+}
+
+# paired_rounds ROUNDS FUNCTION TARGET...: the paired rounds of compare.sh, ratio.sh and cluster-cost.sh. For each
+# round 1..ROUNDS calls FUNCTION ROUND TARGET... with the targets in that round's order: as given in odd rounds,
+# reversed in even ones (A B, B A, A B, ...), so that no target always runs first, on a warmer JIT or a quieter
+# machine. One target: it alone, every round. A FUNCTION that fails ends the script (set -e).
+paired_rounds() {
+  local rounds="$1" fn="$2" round target order
+  shift 2
+  for round in $(seq 1 "$rounds"); do
+    order=("$@")
+    if [ $((round % 2)) -eq 0 ]; then
+      order=(); for target in "$@"; do order=("$target" "${order[@]}"); done
+    fi
+    "$fn" "$round" "${order[@]}"
+  done
 }
 
 simulation_of() {  # simulation_of TAPE: the tape's simulation class

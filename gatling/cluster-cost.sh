@@ -117,14 +117,6 @@ if [ -n "${BASELINE_JAR:-}" ]; then TARGETS=(A B); start_cluster A "$BASELINE_JA
 log "logs in $OUT"
 
 select_target() { eval "URLS=\$${1}_URLS; PIDS=(\"\${${1}_PIDS[@]}\")"; }  # select_target A|B
-cpu_ticks() {  # cpu_ticks: utime + stime of the selected cluster's node processes, in clock ticks
-  local pid total=0 stat
-  for pid in "${PIDS[@]}"; do
-    stat=$(cat "/proc/$pid/stat"); stat="${stat##*) }"   # fields after "pid (comm) ": state is 1, utime 12, stime 13
-    total=$(( total + $(echo "$stat" | awk '{ print $12 + $13 }') ))
-  done
-  echo "$total"
-}
 exchanges() {  # exchanges [OPERATION]: replica calls the nodes made, of all operations or of one
   local url filter="${1:+operation=\"$1\"}" total=0
   for url in ${URLS//,/ }; do
@@ -150,7 +142,7 @@ run() {  # run TARGET METHOD SECONDS LABEL: one wrk run against cluster TARGET (
   local answered failed
   select_target "$target"
   [ "$PIN" = true ] && pin=(taskset -c 0)
-  ticks0=$(cpu_ticks); calls0=$(exchanges); reads0=$(exchanges read-batch); writes0=$(exchanges write-batch)
+  ticks0=$(cpu_ticks "${PIDS[@]}"); calls0=$(exchanges); reads0=$(exchanges read-batch); writes0=$(exchanges write-batch)
   local profiled=false
   if [ -n "$PROFILE" ] && [ "$target" = B ] && [ "$4" = "round-$ROUNDS" ]; then
     profiled=true
@@ -173,7 +165,7 @@ run() {  # run TARGET METHOD SECONDS LABEL: one wrk run against cluster TARGET (
   if [ "$answered" -eq 0 ]; then log "$label $method: nothing answered ($failed failures); see $file"; return; fi
   log "$(printf '%-10s %-3s answered/s %6.0f  failures %d  cpu_us/req %6.1f  exchanges/req %5.3f (read-batch %5.3f, write-batch %5.3f)  p99_ms %.1f' \
     "$label" "$method" "$(calc "$answered / ($(field "$file" duration_us) / 1000000)")" "$failed" \
-    "$(calc "($(cpu_ticks) - $ticks0) * 1000000 / $(getconf CLK_TCK) / $answered")" \
+    "$(calc "($(cpu_ticks "${PIDS[@]}") - $ticks0) * 1000000 / $(getconf CLK_TCK) / $answered")" \
     "$(calc "($(exchanges) - $calls0) / $answered")" \
     "$(calc "($(exchanges read-batch) - $reads0) / $answered")" \
     "$(calc "($(exchanges write-batch) - $writes0) / $answered")" \
@@ -184,10 +176,11 @@ for target in "${TARGETS[@]}"; do
   run "$target" PUT "$WARMUP" warmup
   run "$target" GET "$WARMUP" warmup
 done
-for round in $(seq 1 "$ROUNDS"); do
-  order=("${TARGETS[@]}")
-  if [ $(( round % 2 )) -eq 0 ] && [ ${#TARGETS[@]} -eq 2 ]; then order=(B A); fi
+cost_round() {  # cost_round ROUND TARGET...: PUT, then GET, on the targets in this order
+  local round="$1" method target
+  shift
   for method in PUT GET; do
-    for target in "${order[@]}"; do run "$target" "$method" "$DURATION" "round-$round"; done
+    for target in "$@"; do run "$target" "$method" "$DURATION" "round-$round"; done
   done
-done
+}
+paired_rounds "$ROUNDS" cost_round "${TARGETS[@]}"

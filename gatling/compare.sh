@@ -160,17 +160,6 @@ sleep_until() {  # sleep_until EPOCH_MS: returns at that time, sleeping at most 
   done
 }
 
-cpu_ticks() {  # cpu_ticks PID...: utime + stime of these processes so far (all threads), in clock ticks; 1 if one is gone
-  local pid stat fields total=0
-  for pid in "$@"; do
-    { read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
-    stat="${stat##*") "}"                        # the fields after "PID (COMM) ", from field 3 (state) on
-    read -r -a fields <<<"$stat"
-    total=$((total + fields[11] + fields[12]))   # fields 14 and 15: utime and stime
-  done
-  echo "$total"
-}
-
 # sample_cpu START_FILE CPU_FILE PID...: runs in the background beside one Gatling run. Waits for the epoch ms of
 # the run's first request (Gatling writes it to START_FILE, -DloadStartFile), takes cpu_ticks of the PIDs at 2 s
 # after the ramp and at 2 s before the run's end, and writes ticks= (the difference) and millis= (the wall time
@@ -331,17 +320,16 @@ if [ "$PREWARM_SECONDS" -gt 0 ]; then
   done
 fi
 
-for round in $(seq 1 "$ROUNDS"); do
-  order=("${!NAMES[@]}")
-  if [ $((round % 2)) -eq 0 ]; then
-    order=(); for i in "${!NAMES[@]}"; do order=("$i" "${order[@]}"); done
-  fi
-  order_names=(); for i in "${order[@]}"; do order_names+=("${NAMES[$i]}"); done
+compare_round() {  # compare_round ROUND I...: every tape on the variants I..., in this order
+  local round="$1" i tape order_names=()
+  shift
+  for i in "$@"; do order_names+=("${NAMES[$i]}"); done
   log "round $round of $ROUNDS: ${order_names[*]}"
   for tape in "${TAPES[@]}"; do
-    for i in "${order[@]}"; do measure "$i" "$tape" "$round"; done
+    for i in "$@"; do measure "$i" "$tape" "$round"; done
   done
-done
+}
+paired_rounds "$ROUNDS" compare_round "${!NAMES[@]}"
 
 # the end: which nodes are still alive, a graceful stop, then the logs' OutOfMemoryErrors; the data goes
 dead=()

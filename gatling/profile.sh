@@ -106,7 +106,6 @@ run_wrk() {  # run_wrk METHOD SECONDS FILE
     || { log "wrk failed; see $3"; cat "$3" >&2; exit 1; }
 }
 field() { sed -n "s/.*ratio-summary.* $2=\([0-9]*\).*/\1/p" "$1"; }
-cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$PID/stat"; }   # utime + stime, in clock ticks
 # voluntary context switches of the node's threads alive now: a thread that parks to wait for work (a hand-off
 # between threads, an idle event loop) switches once each time; preemption by other processes is not counted
 switches() { cat /proc/"$PID"/task/*/status 2>/dev/null | awk '/^voluntary_ctxt_switches/ { s += $2 } END { print s + 0 }'; }
@@ -146,9 +145,9 @@ for method in $METHODS; do
     alloc) profiler "start,event=alloc" ;;
     lock) profiler "start,event=lock" ;;
   esac
-  cpu0=$(cpu_ticks); switches0=$(switches)
+  cpu0=$(cpu_ticks "$PID"); switches0=$(switches)
   run_wrk "$method" "$DURATION" "$OUT/$name.txt"
-  cpu1=$(cpu_ticks); switches1=$(switches)
+  cpu1=$(cpu_ticks "$PID"); switches1=$(switches)
   if [ "$MODE" != none ]; then
     profiler "dump,collapsed,total,file=$OUT/$name.collapsed"
     profiler "stop,file=$OUT/$name.html"

@@ -206,23 +206,26 @@ REPORT="$OUT/report.md"
   echo "|---|---|---|---|---|---|---|---|---|"
 } >"$REPORT"
 
+ratio_round() {  # ratio_round ROUND WHICH...: $method on A and B in this order, then the round's ratio B/A
+  local round="$1" which a b ratio
+  shift
+  for which in "$@"; do
+    sleep 2
+    run_wrk "$which" "$method" "$DURATION" "$OUT/$method-$round-$which.txt"
+  done
+  a="$OUT/$method-$round-A.txt"; b="$OUT/$method-$round-B.txt"
+  ratio=$(calc "$(answered_rps "$b") / $(answered_rps "$a")")
+  ratios+=("$ratio")
+  printf '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %d |\n' "$method" "$round" "$(answered_rps "$a")" \
+    "$(answered_rps "$b")" "$ratio" "$(calc "$(field "$a" p99_us) / 1000")" "$(calc "$(field "$b" p99_us) / 1000")" \
+    "$(failures "$a")" "$(failures "$b")" >>"$REPORT"
+  log "  $method round $round: A $(answered_rps "$a")/s, B $(answered_rps "$b")/s, B/A $ratio"
+}
+
 SUMMARY=""
 for method in PUT GET; do
   ratios=()
-  for round in $(seq 1 "$ROUNDS"); do
-    if [ $((round % 2)) = 1 ]; then order=(A B); else order=(B A); fi
-    for which in "${order[@]}"; do
-      sleep 2
-      run_wrk "$which" "$method" "$DURATION" "$OUT/$method-$round-$which.txt"
-    done
-    a="$OUT/$method-$round-A.txt"; b="$OUT/$method-$round-B.txt"
-    ratio=$(calc "$(answered_rps "$b") / $(answered_rps "$a")")
-    ratios+=("$ratio")
-    printf '| %s | %d | %.0f | %.0f | %.2f | %.1f | %.1f | %d | %d |\n' "$method" "$round" "$(answered_rps "$a")" \
-      "$(answered_rps "$b")" "$ratio" "$(calc "$(field "$a" p99_us) / 1000")" "$(calc "$(field "$b" p99_us) / 1000")" \
-      "$(failures "$a")" "$(failures "$b")" >>"$REPORT"
-    log "  $method round $round: A $(answered_rps "$a")/s, B $(answered_rps "$b")/s, B/A $ratio"
-  done
+  paired_rounds "$ROUNDS" ratio_round A B
   sorted=$(printf '%s\n' "${ratios[@]}" | sort -g)
   median=$(echo "$sorted" | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }')
   SUMMARY="$SUMMARY$(printf '%s B/A median %.2f (min %.2f, max %.2f over %d rounds)' "$method" "$median" \

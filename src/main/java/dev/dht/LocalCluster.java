@@ -1,6 +1,5 @@
 package dev.dht;
 
-import dev.dht.config.LocalCertificateAuthority;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -31,8 +30,9 @@ import java.util.stream.Collectors;
  * through the SSL bundle {@code dht} with {@code reload-on-update}, so replacing the files rotates them. Clients
  * trust {@code data/tls/ca.crt} ({@code curl --cacert data/tls/ca.crt https://localhost:8080/v0/status}).
  *
- * <p>Usage: {@code java -jar target/dht.jar local-cluster [--base-port=8080] [--nodes=3] [--tls] [extra node
- * args...]}. Blocks until the nodes exit.
+ * <p>Usage: {@code java -jar target/dht.jar local-cluster [--base-port=8080] [--nodes=3] [--tls] [--backup-dir DIR]
+ * [extra node args...]}; {@code --backup-dir} makes {@code DIR} every node's {@code dht.backup.location}
+ * ({@code file:}). Blocks until the nodes exit.
  */
 public final class LocalCluster {
     /** The first argument that selects this launcher. */
@@ -53,8 +53,13 @@ public final class LocalCluster {
         int count = 3;
         boolean tls = false;
         List<String> extra = new ArrayList<>();
-        for (String arg : args) {
-            if (arg.equals("--tls")) {
+        for (int a = 0; a < args.length; a++) {
+            String arg = args[a];
+            if (arg.equals("--backup-dir") && a + 1 < args.length) {
+                extra.add(backupLocation(args[++a]));
+            } else if (arg.startsWith("--backup-dir=")) {
+                extra.add(backupLocation(arg.substring("--backup-dir=".length())));
+            } else if (arg.equals("--tls")) {
                 tls = true;
             } else if (arg.startsWith("--base-port=")) {
                 basePort = Integer.parseInt(arg.substring("--base-port=".length()));
@@ -114,6 +119,12 @@ public final class LocalCluster {
         for (Process node : nodes) {
             node.waitFor();
         }
+    }
+
+    /** The node argument that makes {@code directory} (created if missing) the nodes' backup location. */
+    private static String backupLocation(String directory) throws IOException {
+        Path path = Files.createDirectories(Path.of(directory)).toAbsolutePath();
+        return "--dht.backup.location=file:" + path;
     }
 
     /**

@@ -3,11 +3,11 @@ package dev.dht;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.ChunkedResponseReader;
+import dev.dht.testing.DhtClient;
 import dev.dht.testing.NodeProcess;
 import dev.dht.testing.V0Uri;
 import java.io.IOException;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -24,8 +24,6 @@ import org.junit.jupiter.api.io.TempDir;
 class CrashRecoveryIT {
     private static final int KEYS = 200;
     private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
-
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path tempDir;
@@ -67,26 +65,25 @@ class CrashRecoveryIT {
                 START_TIMEOUT);
     }
 
-    private void writeKeys(int port) throws IOException, InterruptedException {
+    private static DhtClient client(int port) {
+        return new DhtClient(URI.create("http://localhost:" + port));
+    }
+
+    private void writeKeys(int port) {
         for (int i = 0; i < KEYS; i++) {
-            HttpResponse<Void> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i)))
-                    .PUT(HttpRequest.BodyPublishers.ofByteArray(value(i))).build(), HttpResponse.BodyHandlers.discarding());
-            assertThat(response.statusCode()).as("PUT %s", key(i)).isEqualTo(201);
+            assertThat(client(port).put(key(i), value(i), null)).as("PUT %s", key(i)).isEqualTo(201);
         }
     }
 
-    private void deleteEveryTenthKey(int port) throws IOException, InterruptedException {
+    private void deleteEveryTenthKey(int port) {
         for (int i = 0; i < KEYS; i += 10) {
-            HttpResponse<Void> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i))).DELETE().build(),
-                    HttpResponse.BodyHandlers.discarding());
-            assertThat(response.statusCode()).as("DELETE %s", key(i)).isEqualTo(202);
+            assertThat(client(port).delete(key(i), null)).as("DELETE %s", key(i)).isEqualTo(202);
         }
     }
 
-    private void assertAllKeysReadBack(int port) throws IOException, InterruptedException {
+    private void assertAllKeysReadBack(int port) throws IOException {
         for (int i = 0; i < KEYS; i++) {
-            HttpResponse<byte[]> response = http.send(HttpRequest.newBuilder(V0Uri.entity(port, key(i))).GET().build(),
-                    HttpResponse.BodyHandlers.ofByteArray());
+            HttpResponse<byte[]> response = client(port).get(key(i), null);
             if (i % 10 == 0) {
                 assertThat(response.statusCode()).as("GET deleted %s", key(i)).isEqualTo(404);
             } else {

@@ -328,10 +328,6 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     }
 
     /** Whether a request target is a client request of the v0 API, in origin form or absolute form. */
-    static boolean isClientRequest(String uri) {
-        return isClientRequest(uri, pathStart(uri));
-    }
-
     private static boolean isClientRequest(String uri, int pathStart) {
         return pathStart >= 0 && uri.startsWith("/v0/", pathStart);
     }
@@ -339,12 +335,6 @@ public final class AdmissionHandler extends ChannelDuplexHandler {
     /** Whether the path {@code uri[pathStart, pathEnd)} is {@code /v0/status}, which is never refused for load. */
     private static boolean isStatusCheck(String uri, int pathStart, int pathEnd) {
         return pathEnd - pathStart == STATUS_PATH.length() && uri.startsWith(STATUS_PATH, pathStart);
-    }
-
-    /** The path of a request target: origin form ({@code /p?q}) or absolute form ({@code http://host/p?q}). */
-    static String pathOf(String uri) {
-        int start = pathStart(uri);
-        return start < 0 ? "/" : uri.substring(start, pathEnd(uri, start));
     }
 
     /**

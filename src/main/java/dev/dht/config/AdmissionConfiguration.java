@@ -64,6 +64,12 @@ public class AdmissionConfiguration {
         return memory;
     }
 
+    /** The timers of {@code dht.client.requests}; the {@link AdmissionHandler} of every connection times client requests. */
+    @Bean
+    ClientRequestMetrics clientRequestMetrics(MeterRegistry registry) {
+        return new ClientRequestMetrics(registry);
+    }
+
     /**
      * Puts an {@link AdmissionHandler} into every HTTP/1.1 connection's pipeline, right before Reactor Netty's
      * request handling, so that client requests are admitted or refused (503) before Reactor Netty or WebFlux

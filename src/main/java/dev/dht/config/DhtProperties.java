@@ -54,6 +54,7 @@ import org.springframework.util.unit.DataSize;
  * @param raft                   the view log's Raft settings
  * @param changeFailureTimeout   how long the joining or leaving node of a membership change may be down before
  *                               the change is rolled back. Default 60s
+ * @param backup                 cluster backup settings
  */
 @ConfigurationProperties("dht")
 public record DhtProperties(
@@ -83,7 +84,8 @@ public record DhtProperties(
         @DefaultValue("true") boolean cleanup,
         @DefaultValue("50000") int streamRate,
         @DefaultValue Raft raft,
-        @DefaultValue("60s") Duration changeFailureTimeout) {
+        @DefaultValue("60s") Duration changeFailureTimeout,
+        @DefaultValue Backup backup) {
 
     /** Validates every setting; see the record comment. */
     public DhtProperties {
@@ -367,6 +369,49 @@ public record DhtProperties(
             }
             if (voters < 1) {
                 throw new InvalidSettingException("dht.raft.voters", "must be at least 1, was " + voters);
+            }
+        }
+    }
+
+    /**
+     * Cluster backup settings, prefix {@code dht.backup} (docs/backup.md).
+     *
+     * @param location    where backups go: {@code file:/path} (a local or mounted directory) or
+     *                    {@code s3://bucket/prefix}; empty: backups are refused (409). Default empty
+     * @param rate        bytes per second this node reads from its store and writes to the location during a
+     *                    backup, at most (bytes, KB, MB, GB). Default 64MB
+     * @param keep        completed backups kept; older ones are deleted after each backup that completes. Default 7
+     * @param fileSize    a member's part is split into files of about this many bytes (bytes, KB, MB, GB).
+     *                    Default 1GB
+     * @param s3Endpoint  S3 endpoint override for S3-compatible stores (MinIO, Ceph, SeaweedFS); empty: AWS.
+     *                    Default empty
+     * @param s3Region    S3 region. Default us-east-1
+     * @param s3PathStyle address buckets by path ({@code endpoint/bucket/key}) instead of by host name, as most
+     *                    S3-compatible stores need. Default false
+     */
+    public record Backup(
+            @DefaultValue("") String location,
+            @DefaultValue("64MB") DataSize rate,
+            @DefaultValue("7") int keep,
+            @DefaultValue("1GB") DataSize fileSize,
+            @DefaultValue("") String s3Endpoint,
+            @DefaultValue("us-east-1") String s3Region,
+            @DefaultValue("false") boolean s3PathStyle) {
+
+        /** Validates the backup settings. */
+        public Backup {
+            if (!location.isEmpty() && !location.startsWith("file:") && !location.startsWith("s3://")) {
+                throw new InvalidSettingException("dht.backup.location",
+                        "must be file:/path or s3://bucket/prefix, was " + location);
+            }
+            if (rate.toBytes() < DataSize.ofKilobytes(1).toBytes()) {
+                throw new InvalidSettingException("dht.backup.rate", "must be at least 1KB (per second), was " + rate);
+            }
+            if (keep < 1) {
+                throw new InvalidSettingException("dht.backup.keep", "must be at least 1, was " + keep);
+            }
+            if (fileSize.toBytes() < DataSize.ofMegabytes(1).toBytes()) {
+                throw new InvalidSettingException("dht.backup.file-size", "must be at least 1MB, was " + fileSize);
             }
         }
     }

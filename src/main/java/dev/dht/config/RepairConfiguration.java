@@ -23,13 +23,12 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
-import org.springframework.context.SmartLifecycle;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 /**
  * Wires anti-entropy repair ({@code dht.repair.*}) and node rebuild ({@code dht.rebuild}): the scheduled
- * rounds and a rebuild start after the web server and stop before it ({@link RepairLifecycle}).
+ * rounds and a rebuild start after the web server and stop before it ({@link ServingLifecycle}).
  */
 @Configuration(proxyBeanMethods = false)
 public class RepairConfiguration {
@@ -98,54 +97,23 @@ public class RepairConfiguration {
         return rebuild;
     }
 
+    /** A rebuild and the scheduled rounds run once the web server serves, and stop first on shutdown. */
     @Bean
-    RepairLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild, ClusterStart start) {
-        return new RepairLifecycle(scheduler, rebuild, start.kind() != StartKind.FORMING);
+    ServingLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild, ClusterStart start) {
+        boolean rebuildAtStart = start.kind() != StartKind.FORMING; // a founding member: its first view decides
+        return new ServingLifecycle(() -> {
+            if (rebuildAtStart) {
+                rebuild.start();
+            }
+            scheduler.start();
+        }, () -> {
+            scheduler.stop();
+            rebuild.stop();
+        });
     }
 
     @Bean
     RepairEndpoint repairEndpoint(AntiEntropyRepair repair) {
         return new RepairEndpoint(repair);
-    }
-
-    /**
-     * Starts a rebuild and the scheduled rounds after the web server has started (the last lifecycle phase) and
-     * stops them first on shutdown, before the web server and the replica client's event loops stop: a round
-     * still calling peers would keep those loops from ever becoming quiet, and their shutdown would wait for
-     * its full timeout.
-     */
-    static final class RepairLifecycle implements SmartLifecycle {
-        private final RepairScheduler scheduler;
-        private final NodeRebuild rebuild;
-        private final boolean rebuildAtStart;
-        private volatile boolean running;
-
-        /** @param rebuildAtStart false where the first view decides whether to rebuild (a founding member) */
-        RepairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild, boolean rebuildAtStart) {
-            this.scheduler = scheduler;
-            this.rebuild = rebuild;
-            this.rebuildAtStart = rebuildAtStart;
-        }
-
-        @Override
-        public void start() {
-            if (rebuildAtStart) {
-                rebuild.start();
-            }
-            scheduler.start();
-            running = true;
-        }
-
-        @Override
-        public void stop() {
-            scheduler.stop();
-            rebuild.stop();
-            running = false;
-        }
-
-        @Override
-        public boolean isRunning() {
-            return running;
-        }
     }
 }

@@ -4,7 +4,7 @@ import reactor.netty.http.client.HttpClient;
 
 /**
  * Adds to the replica client's Reactor Netty {@link HttpClient} (the shared client of every call to a peer, see
- * {@code DhtConfiguration#replicaWebClient}) after its timeouts, keep-alive and resolver are set: TLS
+ * {@code PeerTransportConfiguration#replicaWebClient}) after its timeouts, keep-alive and resolver are set: TLS
  * ({@link TlsConfiguration}). Beans of this type are applied in order.
  */
 @FunctionalInterface

@@ -27,7 +27,7 @@ import reactor.netty.NettyPipeline;
 
 /**
  * TLS from a Spring Boot SSL bundle ({@code dht.tls.bundle}): HTTPS on the server port with the bundle's key and
- * certificate and {@code dht.tls.client-auth}, and the peer client ({@code DhtConfiguration#replicaWebClient})
+ * certificate and {@code dht.tls.client-auth}, and the peer client ({@code PeerTransportConfiguration#replicaWebClient})
  * presenting the same certificate and trusting only the bundle's trust store, with host-name verification (Reactor
  * Netty's default for clients). When the bundle reloads (a PEM or JKS bundle with {@code reload-on-update: true}
  * whose files changed), Spring Boot swaps the server's certificate and this configuration the client's: new
@@ -75,7 +75,14 @@ public class TlsConfiguration {
                     + "': define spring.ssl.bundle.pem." + tls.bundle() + ".* or spring.ssl.bundle.jks."
                     + tls.bundle() + ".* (bundles defined: " + names + ")");
         }
-        return new TlsSettings(tls, bundles.getBundle(tls.bundle()));
+        SslBundle bundle = bundles.getBundle(tls.bundle());
+        if (tls.clientAuth() != Ssl.ClientAuth.NONE && bundle.getStores().getTrustStore() == null) {
+            throw new InvalidSettingException("dht.tls.client-auth", "is " + tls.clientAuth().name()
+                    .toLowerCase(Locale.ROOT) + " but SSL bundle '" + tls.bundle() + "' has no trust store: a client "
+                    + "certificate would be checked against the JDK's public CAs, and any certificate one of them "
+                    + "signed would pass as a peer; give the bundle the cluster's CA as its trust store");
+        }
+        return new TlsSettings(tls, bundle);
     }
 
     /** With TLS every node is reached over https, without it over http: a mix would only fail at run time. */

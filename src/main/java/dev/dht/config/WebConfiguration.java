@@ -2,9 +2,11 @@ package dev.dht.config;
 
 import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
+import dev.dht.backup.MemberBackup;
 import dev.dht.cluster.Membership;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.server.ClusterEpochFilter;
+import dev.dht.peer.server.InternalBackupHandler;
 import dev.dht.peer.server.InternalClusterHandler;
 import dev.dht.peer.server.PeerRoutes;
 import dev.dht.repair.RepairScan;
@@ -32,9 +34,8 @@ public class WebConfiguration {
     /**
      * Asks the routes' {@link RouterFunctionMapping} first ({@link #ROUTES_ORDER}; WebFlux's default is -1, after
      * the actuator's mappings at -100). Every request used to go through the actuator's request-mapping lookup and
-     * its no-match handling before reaching the routes: 1.6 % of a node's CPU on PUTs, 3.4 % on GETs, and 3 % of
-     * the bytes allocated per request (async-profiler, gatling/results/2026-11-27-0330-route-order-paired.md). The
-     * routes match only {@code /v0/} and {@code /internal/} paths, so the actuator's requests still reach its
+     * its no-match handling before reaching the routes, a measurable share of a node's CPU and of the bytes
+     * allocated per request (docs/performance.md has the figures). The routes match only {@code /v0/} and {@code /internal/} paths, so the actuator's requests still reach its
      * mappings, one lookup later.
      */
     @Bean
@@ -66,8 +67,10 @@ public class WebConfiguration {
     @Bean
     RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store, RebuildGate rebuild,
                                                   RepairScan repairScan, Membership membership,
-                                                  InternalClusterHandler cluster, ClusterEpochFilter epochs) {
+                                                  InternalClusterHandler cluster, ClusterEpochFilter epochs,
+                                                  MemberBackup backup) {
         return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs,
+                new InternalBackupHandler(backup),
                 (int) properties.maxValueSize().toBytes(), properties.clusterSecret());
     }
 }

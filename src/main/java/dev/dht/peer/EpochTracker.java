@@ -9,23 +9,6 @@ import java.net.URI;
  * then fetches that peer's view). Implementations must not block.
  */
 public interface EpochTracker {
-    /** No view at all: epoch 0 sent, higher epochs ignored (tests, tools). */
-    EpochTracker NONE = new EpochTracker() {
-        @Override
-        public long epoch() {
-            return 0;
-        }
-
-        @Override
-        public URI self() {
-            return null;
-        }
-
-        @Override
-        public void newerEpochSeen(Node peer, long epoch) {
-        }
-    };
-
     /** The epoch of this node's current view. */
     long epoch();
 

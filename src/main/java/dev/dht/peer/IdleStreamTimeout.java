@@ -104,12 +104,10 @@ public final class IdleStreamTimeout {
         @Override
         public void onError(Throwable error) {
             synchronized (this) {
-                if (done) {
+                if (!finish()) {
                     Operators.onErrorDropped(error, actual.currentContext());
                     return;
                 }
-                done = true;
-                check.dispose();
                 actual.onError(error);
             }
         }
@@ -117,12 +115,9 @@ public final class IdleStreamTimeout {
         @Override
         public void onComplete() {
             synchronized (this) {
-                if (done) {
-                    return;
+                if (finish()) {
+                    actual.onComplete();
                 }
-                done = true;
-                check.dispose();
-                actual.onComplete();
             }
         }
 
@@ -137,17 +132,28 @@ public final class IdleStreamTimeout {
             return actual.currentContext();
         }
 
+        /**
+         * Marks the stream done and stops the idle check, unless it was done already; true if this call did.
+         * Call it holding this object's lock, right before the one terminal signal.
+         */
+        private boolean finish() {
+            if (done) {
+                return false;
+            }
+            done = true;
+            check.dispose();
+            return true;
+        }
+
         private void check() {
             long silent = System.nanoTime() - lastProgress;
             if (wanted.get() == 0 || silent < idleNanos) {
                 return;
             }
             synchronized (this) {
-                if (done) {
+                if (!finish()) {
                     return;
                 }
-                done = true;
-                check.dispose();
                 upstream.cancel();
                 actual.onError(new TimeoutException(source + " sent nothing for "
                         + TimeUnit.NANOSECONDS.toMillis(silent) + " ms while data was wanted (idle timeout "

@@ -57,14 +57,7 @@ public final class PeerClient {
      * @param replicaTimeout   {@code dht.replica-timeout}: how long a range stream may take to its first record
      * @param rangeIdleTimeout {@code dht.range-idle-timeout}: how long a range stream may send nothing while its
      *                         data is wanted
-     */
-    public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
-                      Duration rangeIdleTimeout) {
-        this(client, secret, metrics, replicaTimeout, rangeIdleTimeout, EpochTracker.NONE);
-    }
-
-    /**
-     * As above, with this node's epoch sent on every request and a peer's higher epoch reported to {@code epochs}.
+     * @param epochs           this node's epoch, sent on every request; a peer's higher one is reported to it
      */
     public PeerClient(WebClient client, String secret, ReplicaCallMetrics metrics, Duration replicaTimeout,
                       Duration rangeIdleTimeout, EpochTracker epochs) {
@@ -182,6 +175,16 @@ public final class PeerClient {
     public Mono<Void> cleanup(Node peer, long epoch) {
         return call(PeerEndpoint.CLEANUP, peer, PeerEndpoint.CLEANUP.uri(peer, Long.toString(epoch)), null,
                 PeerClient::applied);
+    }
+
+    /**
+     * {@link PeerEndpoint#BACKUP}: {@code peer} writes its part of backup {@code id}; the part's JSON once done. No
+     * timeout (the peer paces its scan); a refusal or failure fails the call with {@link WebClientResponseException}
+     * whose body says why, an unreachable peer with the connection's error.
+     */
+    public Mono<byte[]> backup(Node peer, String id) {
+        return call(PeerEndpoint.BACKUP, peer, PeerEndpoint.BACKUP.uri(peer, id), null,
+                response -> ifOk(response, ok -> ok.bodyToMono(byte[].class)));
     }
 
     /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */

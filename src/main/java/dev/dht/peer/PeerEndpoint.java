@@ -80,7 +80,15 @@ public enum PeerEndpoint {
      * change, and finished the requests placed under older ones: the node starts its cleanup pass now (200), if it
      * holds epoch {@code E} and its cleanup is pending; otherwise the call changes nothing (200 too).
      */
-    CLEANUP(HttpMethod.POST, InternalProtocol.CLEANUP_PATH, Timeout.RESPONSE, null, "epoch");
+    CLEANUP(HttpMethod.POST, InternalProtocol.CLEANUP_PATH, Timeout.RESPONSE, null, "epoch"),
+    /**
+     * {@code POST /internal/backup?id=ID}: the node writes its part of backup {@code ID} (every record of its store,
+     * from one snapshot) to its {@code dht.backup.location}, paced, and answers 200 once all its files are written,
+     * with the part as JSON ({@code dev.dht.backup.format.BackupManifest.MemberPart}); 409 if it has no location or a
+     * part already runs there, 400 for a malformed id, 500 if writing failed (the body says why). Not timed: the
+     * node paces the scan.
+     */
+    BACKUP(HttpMethod.POST, InternalProtocol.BACKUP_PATH, Timeout.PACED, null, "id");
 
     /** How long an endpoint's answer may take; the durations are {@link PeerClient}'s. */
     public enum Timeout {

@@ -132,8 +132,8 @@ public final class Coordinator {
     /**
      * Blocking read repair (Cassandra's): sends {@code newest} to every answering replica that returned an older
      * record or none, and completes once all of them applied it, so the client's answer waits for the repair.
-     * While the membership changes, the record's replicas in both sets that did not answer get it too (issue #32:
-     * read repair writes to both sets); their failures do not fail the read.
+     * While the membership changes, the record's replicas in both sets that did not answer get it too (read repair
+     * writes to both sets, as writes do); their failures do not fail the read.
      * Then {@code ack} replicas hold what the read returned, and a later read, whose {@code ack} replicas overlap
      * them when {@code 2 * ack > from}, never returns an older record (monotonic quorum reads). Completes at once
      * when the answers agree (the common case). Only replicas among the first {@code from} of the key as the

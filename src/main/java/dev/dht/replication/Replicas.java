@@ -20,18 +20,6 @@ public final class Replicas {
         this.factory = factory;
     }
 
-    /**
-     * The replicas of a fixed set of nodes (tests, tools): {@link #of(Node)} fails with
-     * {@link IllegalArgumentException} for any other node.
-     */
-    public static Replicas fixed(Map<Node, Replica> replicas) {
-        Replicas fixed = new Replicas(node -> {
-            throw new IllegalArgumentException("no replica of " + node);
-        });
-        fixed.byNode.putAll(replicas);
-        return fixed;
-    }
-
     /** The replica of {@code node}. */
     public Replica of(Node node) {
         Replica replica = byNode.get(node);

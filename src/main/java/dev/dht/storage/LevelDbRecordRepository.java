@@ -97,7 +97,7 @@ public final class LevelDbRecordRepository implements RecordRepository {
      * without synchronization, keeping a JNI local class reference in a global; threads making their first call
      * together can use another thread's stale reference, and a node restarted after kill -9 into a load of
      * replica writes crashed with SIGSEGV in {@code jni_GetFieldID} from {@code NativeDB.get} on a storage thread
-     * (FaultsIT, 2026-11-24). A get of the empty key, an empty batch write and a seek of an iterator touch every
+     * (seen in FaultsIT's kill -9 case). A get of the empty key, an empty batch write and a seek of an iterator touch every
      * struct the store uses and change nothing.
      */
     private static void warmUpNativeCalls(DB db) throws IOException {

@@ -28,8 +28,8 @@ import reactor.core.publisher.Mono;
  * <p>A decorator of the context's {@link HttpHandler}, not a {@code WebFilter}: Spring's {@code DefaultWebFilterChain}
  * wraps each WebFilter call in a checkpoint (a string built, a checkpoint snapshot and an operator per filter per
  * request), and every client request on the server port would pay it for a check that concerns only the actuator;
- * when client requests passed two WebFilters, taking one of them off gave +10 % GET/s on a node
- * ({@code gatling/results/2026-11-27-0405-pipeline-timing-paired.md}). As an {@link HttpHandlerDecoratorFactory}
+ * taking a WebFilter off the client requests' path raised a node's GET throughput measurably
+ * (docs/performance.md). As an {@link HttpHandlerDecoratorFactory}
  * bean it is applied by {@code WebHttpHandlerBuilder.applicationContext}, which builds the HttpHandler of the
  * application's context and also that of a management server's child context, so it guards the actuator wherever
  * it is served; a client request passes it with a method comparison (or a short loop for a non-GET request) and

@@ -218,12 +218,23 @@ class AdmissionHandlerTest {
 
     @Test
     void requestTargetsInAbsoluteFormAreLimitedToo() {
-        assertThat(AdmissionHandler.isClientRequest("/v0/entity?id=a")).isTrue();
-        assertThat(AdmissionHandler.isClientRequest("http://node-a:8080/v0/entity?id=a")).isTrue();
-        assertThat(AdmissionHandler.isClientRequest("/internal/record?id=a")).isFalse();
-        assertThat(AdmissionHandler.isClientRequest("http://node-a:8080/internal/record")).isFalse();
-        assertThat(AdmissionHandler.isClientRequest("http://node-a:8080")).isFalse();
-        assertThat(AdmissionHandler.pathOf("http://node-a:8080/v0/entity?id=a")).isEqualTo("/v0/entity");
+        AdmissionConnection holder = connect();
+        holder.send(get("http://node-a:8080/v0/entity?id=a"));
+        assertThat(control.inFlight()).as("an absolute-form client request takes a slot").isEqualTo(1);
+
+        AdmissionConnection connection = connect();
+        connection.send(get("http://node-a:8080/internal/record?id=x"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        connection.send(get("http://node-a:8080"));
+        connection.writeAnswer(HttpResponseStatus.OK);
+        assertThat(connection.handedOn).as("absolute-form internal and path-less requests are not limited").hasSize(4);
+
+        AdmissionConnection other = connect();
+        other.send(get("http://node-a:8080/v0/entity?id=b"));
+        FullHttpResponse refusal = other.answer();
+        assertThat(refusal.status()).as("an absolute-form client request beyond the limit")
+                .isEqualTo(HttpResponseStatus.SERVICE_UNAVAILABLE);
+        refusal.release();
     }
 
     @Test

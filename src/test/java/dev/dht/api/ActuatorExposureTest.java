@@ -3,7 +3,7 @@ package dev.dht.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.DhtClient;
-import dev.dht.testing.SingleNodeTest;
+import dev.dht.testing.SharedNodeTest;
 import java.net.URI;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -14,7 +14,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * sensitive ones (environment, beans, settings, dumps, loggers, mappings, metrics by name, shutdown) are not exposed
  * and answer as any unknown path does (400). Other endpoints may be added; these must never be.
  */
-@SingleNodeTest
+@SharedNodeTest
 class ActuatorExposureTest {
     @LocalServerPort
     int port;

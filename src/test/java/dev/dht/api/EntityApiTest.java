@@ -3,8 +3,8 @@ package dev.dht.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.dht.testing.SharedNodeTest;
 import dev.dht.testing.SingleNodeSettings;
-import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.V0Uri;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
@@ -24,7 +24,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * The single-record v0 API of one node over HTTP: every status code, values, deletes, ids, the default size limit,
  * error bodies, the unit of a TTL.
  */
-@SingleNodeTest
+@SharedNodeTest
 class EntityApiTest {
     private static final int DEFAULT_MAX_VALUE_SIZE = 8 * 1024 * 1024;
 

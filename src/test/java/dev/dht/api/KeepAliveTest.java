@@ -2,7 +2,7 @@ package dev.dht.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.dht.testing.SingleNodeTest;
+import dev.dht.testing.SharedNodeTest;
 import dev.dht.testing.V0Uri;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -16,7 +16,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * With Reactor Netty 1.3.7 about one request in 500 was never read and hung; the generous per-request timeout
  * only turns such a hang into a failure.
  */
-@SingleNodeTest
+@SharedNodeTest
 class KeepAliveTest {
     private static final int REQUESTS = 2400;
 

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.RawHttpConnection;
-import dev.dht.testing.SingleNodeTest;
+import dev.dht.testing.SharedNodeTest;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -21,7 +21,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * refused, a valid encoding of U+FFFD stays a key of its own, control characters are refused, and a malformed
  * percent-encoding is a 400, not a 500.
  */
-@SingleNodeTest
+@SharedNodeTest
 class KeyEncodingTest {
     @LocalServerPort
     int port;

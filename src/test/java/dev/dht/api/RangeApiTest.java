@@ -3,8 +3,8 @@ package dev.dht.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.ChunkedResponseReader;
+import dev.dht.testing.SharedNodeTest;
 import dev.dht.testing.SingleNodeSettings;
-import dev.dht.testing.SingleNodeTest;
 import dev.dht.testing.V0Uri;
 import java.io.IOException;
 import java.net.URI;
@@ -26,7 +26,7 @@ import org.springframework.test.web.reactive.server.WebTestClient;
  * bounds, order, empty values, tombstones, and that every chunk is exactly {@code key\nvalue}.
  * {@link RangeApiJavaEngineTest} runs the same tests on the pure-Java engine.
  */
-@SingleNodeTest
+@SharedNodeTest
 class RangeApiTest {
     /** U+10FFFF: its UTF-8 form (F4 8F BF BF) sorts after every other key written here, for ranges without an end. */
     private static final String LAST_PREFIX = "\uDBFF\uDFFF/";

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
-import dev.dht.config.LocalCertificateAuthority;
+import dev.dht.LocalCertificateAuthority;
 import dev.dht.testing.ClusterTls;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;

@@ -1,6 +1,7 @@
 package dev.dht.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.dht.DhtApplication;
@@ -16,6 +17,7 @@ import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -80,13 +82,9 @@ class EventLoopThreadsTest {
                     socket.setSoTimeout(5000);
                     connections.add(socket);
                 }
-                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-                int queued = acceptQueueLength(port);
-                while (queued > 0 && System.nanoTime() < deadline) {
-                    Thread.sleep(20);
-                    queued = acceptQueueLength(port);
-                }
-                assertThat(queued).as("connections waiting in the kernel's accept queue while the loops are busy").isZero();
+                await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(20)).untilAsserted(() ->
+                        assertThat(acceptQueueLength(port))
+                                .as("connections waiting in the kernel's accept queue while the loops are busy").isZero());
             } finally {
                 release.countDown();
             }

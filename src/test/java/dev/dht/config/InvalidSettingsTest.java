@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.DhtApplication;
+import dev.dht.testing.ClusterTls;
+import dev.dht.testing.DhtClient;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -115,6 +115,16 @@ class InvalidSettingsTest {
     }
 
     @Test
+    void clientCertificatesWithoutATrustStoreStopStartUpNamingTheSetting() {
+        ClusterTls tls = ClusterTls.create(tempDir.resolve("tls"));
+        assertStartUpFailsNaming("dht.tls.client-auth", List.of("--dht.self=https://localhost:7001",
+                "--dht.nodes=https://localhost:7001", "--dht.data-dir=" + tempDir.resolve("data"),
+                "--spring.ssl.bundle.pem.dht.keystore.certificate=file:" + tls.certificateFile(),
+                "--spring.ssl.bundle.pem.dht.keystore.private-key=file:" + tls.keyFile(),
+                "--dht.tls.bundle=dht", "--dht.tls.client-auth=want"));
+    }
+
+    @Test
     void dataDirUnderARegularFileStopsStartUpNamingIt() throws Exception {
         Path regularFile = Files.writeString(tempDir.resolve("not-a-directory"), "x");
 
@@ -136,9 +146,8 @@ class InvalidSettingsTest {
         try (ConfigurableApplicationContext context = application.run("--server.port=0", "--dht.self=" + SELF,
                 "--dht.nodes=" + SELF, "--dht.data-dir=" + tempDir.resolve("data"))) {
             int port = ((WebServerApplicationContext) context).getWebServer().getPort();
-            HttpResponse<String> status = HttpClient.newHttpClient().send(
-                    HttpRequest.newBuilder(URI.create("http://localhost:" + port + "/v0/status")).build(),
-                    HttpResponse.BodyHandlers.ofString());
+            HttpResponse<byte[]> status = new DhtClient(URI.create("http://localhost:" + port))
+                    .send("GET", "/v0/status", new byte[0]);
 
             assertThat(context.isRunning()).isTrue();
             assertThat(status.statusCode()).isEqualTo(200);

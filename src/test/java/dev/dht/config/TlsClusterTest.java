@@ -3,6 +3,7 @@ package dev.dht.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.dht.LocalCertificateAuthority;
 import dev.dht.testing.ClusterTls;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
@@ -17,7 +18,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.SSLServerSocket;
 import javax.net.ssl.SSLSocket;
@@ -46,7 +49,11 @@ class TlsClusterTest {
     @BeforeAll
     static void startCluster() {
         tls = ClusterTls.create(dir.resolve("tls"));
-        cluster = InProcessCluster.start(2, dir.resolve("data"), tls.nodeSettings("need"));
+        // a 5-s replica timeout: a replica call's first mutual-TLS handshake on a cold JVM, beside another test JVM on
+        // a busy 2-core machine, once took longer than the default 1 s (504); a refused peer still fails at once
+        Map<String, String> settings = new HashMap<>(tls.nodeSettings("need"));
+        settings.put("dht.replica-timeout", "5s");
+        cluster = InProcessCluster.start(2, dir.resolve("data"), settings);
     }
 
     @AfterAll

@@ -9,7 +9,7 @@ import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Image;
 import com.github.dockerjava.api.model.Ports;
-import dev.dht.config.LocalCertificateAuthority;
+import dev.dht.LocalCertificateAuthority;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.ClusterTls;
 import io.fabric8.kubernetes.api.model.Container;

@@ -1,14 +1,10 @@
 package dev.dht.fault;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
-import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.ProcessCluster;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -27,8 +23,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class FaultsIT {
     private static final List<String> JVM = List.of("-Xmx256m");
-
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
 
     @TempDir
     Path dir;
@@ -67,13 +61,13 @@ class FaultsIT {
 
         List<String> lost = new ArrayList<>();
         load.acknowledged.forEach((id, value) -> {
-            if (!value.equals(read(0, id, "2/3"))) {
+            if (!value.equals(ReadBack.value(cluster.url(0), id, "2/3"))) {
                 lost.add(id);
             }
         });
         List<String> missingOnKilled = new ArrayList<>();
         ackedByAllBeforeKill.keySet().forEach(id -> {
-            if (internalStatus(2, id) != 200) {
+            if (ReadBack.ownRecordStatus(cluster.url(2), cluster.secret(), id) != 200) {
                 missingOnKilled.add(id);
             }
         });
@@ -138,12 +132,10 @@ class FaultsIT {
     void lightLoadOnAFreshClusterGetsNo503() throws Exception {
         cluster = ProcessCluster.start(3, dir, JVM);
         load = new LoadClients(8, "fresh", i -> cluster.url(i % 3), i -> "2/3");
-        long deadline = System.nanoTime() + Duration.ofSeconds(120).toNanos();
         load.phase("fresh cluster, 8 clients");
         LoadClients.Phase phase = load.current();
-        while (phase.requests() < 1600 && System.nanoTime() < deadline) {
-            Thread.sleep(50);
-        }
+        await("1600 requests answered").atMost(Duration.ofSeconds(120)).pollInterval(Duration.ofMillis(50))
+                .until(() -> phase.requests() >= 1600);
         load.stop();
         ReliabilityReport.row("fresh-light-load", "fresh 3-node cluster, 8 clients, PUT+GET 2/3 from start-up",
                 phase.summary(), phase.count(503) + " answered 503, " + (phase.requests() - phase.succeeded())
@@ -152,34 +144,6 @@ class FaultsIT {
         assertThat(phase.count(503)).as(phase.summary()).isZero();
         // not asserted: a few 504s while the JVMs compile (a cold replica slower than the 1-s replica timeout;
         // README, "Cold start"); the row reports them
-    }
-
-    private String read(int node, String id, String replicas) {
-        try {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(
-                    URI.create(cluster.url(node) + "/v0/entity?id=" + id + "&replicas=" + replicas))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            return response.statusCode() == 200 ? response.body() : "status " + response.statusCode();
-        } catch (IOException e) {
-            return e.toString();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "interrupted";
-        }
-    }
-
-    /** Status of node {@code node}'s own record of {@code id} (200 if it has one, 404 if not). */
-    private int internalStatus(int node, String id) {
-        try {
-            return http.send(HttpRequest.newBuilder(URI.create(cluster.url(node) + InternalProtocol.RECORD_PATH + "?id=" + id))
-                    .header(InternalProtocol.SECRET_HEADER, cluster.secret()).timeout(Duration.ofSeconds(10)).build(),
-                    HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
     }
 
     private static void signal(String signal, long pid) throws IOException, InterruptedException {

@@ -1,18 +1,16 @@
 package dev.dht.fault;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DelayingRelay;
+import dev.dht.testing.DhtClient;
 import dev.dht.testing.NamespaceCluster;
 import dev.dht.testing.NamespaceNetwork;
 import java.io.IOException;
-import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -20,6 +18,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -41,9 +41,6 @@ class NetworkFaultsIT {
     private static final List<String> JVM = List.of("-Xmx256m");
     /** The replica timeout (1 s) plus a margin for a busy 2-core machine. */
     private static final double MINORITY_ANSWER_BOUND_MS = 5_000;
-
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     static Path dir;
@@ -125,15 +122,9 @@ class NetworkFaultsIT {
             network.heal(2);
         }
         long healed = System.nanoTime();
-        long recoveredMs = -1;
-        while (System.nanoTime() - healed < Duration.ofSeconds(60).toNanos()) {
-            if (status(HttpRequest.newBuilder(entity(2, "heal-probe", "2/3")).PUT(
-                    HttpRequest.BodyPublishers.ofString("probe"))) == 201) {
-                recoveredMs = (System.nanoTime() - healed) / 1_000_000;
-                break;
-            }
-            Thread.sleep(100);
-        }
+        await("a write through node 2 after the heal").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(100))
+                .until(() -> put(2, "heal-probe", "probe") == 201);
+        long recoveredMs = (System.nanoTime() - healed) / 1_000_000;
         Thread.sleep(3_000);
         LoadClients.Phase majorityHealed = majority.stop();
         LoadClients.Phase minorityHealed = minority.stop();
@@ -146,9 +137,12 @@ class NetworkFaultsIT {
         int missing = missingBeforeRepair;
         if (missing > 0) {
             for (int node = 0; node < 3; node++) {
-                status(HttpRequest.newBuilder(cluster.url(node).resolve("/actuator/repair"))
-                        .header(InternalProtocol.SECRET_HEADER, cluster.secret())
-                        .timeout(Duration.ofSeconds(60)).POST(HttpRequest.BodyPublishers.noBody()));
+                try {
+                    new DhtClient(cluster.url(node)).admin("/actuator/repair", null, cluster.secret(),
+                            Duration.ofSeconds(60));
+                } catch (UncheckedIOException e) {
+                    // counted below: what the repair did not bring stays missing
+                }
             }
             missing = awaitOnEveryReplica(acknowledged, Duration.ofSeconds(30));
         }
@@ -210,7 +204,8 @@ class NetworkFaultsIT {
             statusMs = Long.MAX_VALUE; // the fastest of 5: a busy machine only adds to a request's time
             for (int i = 0; i < 5; i++) {
                 long started = System.nanoTime();
-                assertThat(status(HttpRequest.newBuilder(cluster.url(2).resolve("/v0/status")))).isEqualTo(200);
+                assertThat(new DhtClient(cluster.url(2)).send("GET", "/v0/status", new byte[0]).statusCode())
+                        .isEqualTo(200);
                 statusMs = Math.min(statusMs, (System.nanoTime() - started) / 1_000_000);
             }
             Thread.sleep(Math.max(0, 3_000 - (System.nanoTime() - slowed) / 1_000_000));
@@ -262,26 +257,33 @@ class NetworkFaultsIT {
      * Polls every node's own store (over /internal/record) until it holds every id in {@code acknowledged} or
      * {@code timeout} passes; returns the number of (node, id) copies still missing.
      */
-    private int awaitOnEveryReplica(Map<String, String> acknowledged, Duration timeout) throws InterruptedException {
-        long deadline = System.nanoTime() + timeout.toNanos();
-        List<Map.Entry<Integer, String>> missing = new ArrayList<>();
+    private int awaitOnEveryReplica(Map<String, String> acknowledged, Duration timeout) {
+        List<Map.Entry<Integer, String>> copies = new ArrayList<>();
         for (int node = 0; node < 3; node++) {
             for (String id : acknowledged.keySet()) {
-                missing.add(Map.entry(node, id));
+                copies.add(Map.entry(node, id));
             }
         }
-        while (true) {
-            missing = ConcurrentRequests.filter(missing, 6,
-                    copy -> internalStatus(copy.getKey(), copy.getValue()) != 200);
-            if (missing.isEmpty() || System.nanoTime() > deadline) {
-                return missing.size();
-            }
-            Thread.sleep(500);
+        AtomicReference<List<Map.Entry<Integer, String>>> missing = new AtomicReference<>(copies);
+        try {
+            await().atMost(timeout).pollInterval(Duration.ofMillis(500)).until(() -> {
+                missing.set(ConcurrentRequests.filter(missing.get(), 6, copy -> ReadBack.ownRecordStatus(
+                        cluster.url(copy.getKey()), cluster.secret(), copy.getValue()) != 200));
+                return missing.get().isEmpty();
+            });
+        } catch (ConditionTimeoutException e) {
+            // reported and then repaired by the caller
         }
+        return missing.get().size();
     }
 
-    private URI entity(int node, String id, String replicas) {
-        return cluster.url(node).resolve("/v0/entity?id=" + id + "&replicas=" + replicas);
+    /** A PUT of {@code value} at 2/3 through {@code node}: its status, or -1 on an I/O error. */
+    private int put(int node, String id, String value) {
+        try {
+            return new DhtClient(cluster.url(node)).put(id, value, "2/3");
+        } catch (UncheckedIOException e) {
+            return -1;
+        }
     }
 
     /**
@@ -289,7 +291,7 @@ class NetworkFaultsIT {
      * while it fails with a 5xx or an I/O error: a busy machine can miss the replica timeout, which loses nothing.
      */
     private String read(int node, String id) {
-        String answer = answerOf(node, id);
+        String answer = ReadBack.value(cluster.url(node), id, "2/3");
         for (int attempt = 1; attempt < 5 && (answer.startsWith("status 5") || answer.startsWith("java.")); attempt++) {
             try {
                 Thread.sleep(200);
@@ -297,43 +299,8 @@ class NetworkFaultsIT {
                 Thread.currentThread().interrupt();
                 return "interrupted";
             }
-            answer = answerOf(node, id);
+            answer = ReadBack.value(cluster.url(node), id, "2/3");
         }
         return answer;
-    }
-
-    private String answerOf(int node, String id) {
-        try {
-            HttpResponse<String> response = http.send(HttpRequest.newBuilder(entity(node, id, "2/3"))
-                    .timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofString());
-            return response.statusCode() == 200 ? response.body() : "status " + response.statusCode();
-        } catch (IOException e) {
-            return e.toString();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return "interrupted";
-        }
-    }
-
-    /** Status of node {@code node}'s own record of {@code id} (200 if it has one, 404 if not, -1 on an I/O error). */
-    private int internalStatus(int node, String id) {
-        return status(HttpRequest.newBuilder(cluster.url(node).resolve(InternalProtocol.RECORD_PATH + "?id=" + id))
-                .header(InternalProtocol.SECRET_HEADER, cluster.secret()));
-    }
-
-    /** Sends the request (10 s timeout unless it has one); its status, or -1 on an I/O error. */
-    private int status(HttpRequest.Builder request) {
-        HttpRequest built = request.build();
-        if (built.timeout().isEmpty()) {
-            built = request.timeout(Duration.ofSeconds(10)).build();
-        }
-        try {
-            return http.send(built, HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
     }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.testing.SettableClock;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -38,11 +39,15 @@ class NodeHeartbeatTest {
     }
 
     @Test
-    void aNodeDownForLessThanTheGraceStarts() {
+    void aNodeDownForLessThanTheGraceStarts() throws IOException {
         started().close();
         wall.advance(GRACE.minusMinutes(1));
 
-        started().close();
+        NodeHeartbeat restarted = started();
+
+        assertThat(lastUpMillis()).as("up again now").isEqualTo(wall.millis());
+        assertThat(HybridLogicalClock.millisOf(restarted.clock().now())).isEqualTo(wall.millis());
+        restarted.close();
     }
 
     @Test
@@ -58,21 +63,30 @@ class NodeHeartbeatTest {
     }
 
     @Test
-    void theLastUpTimeIsTheLastHeartbeatNotTheStart() {
+    void theLastUpTimeIsTheLastHeartbeatNotTheStart() throws IOException {
         NodeHeartbeat heartbeat = started();
         wall.advance(GRACE.plusDays(1)); // up all this time
         heartbeat.close(); // its last beat
+        assertThat(lastUpMillis()).as("last up at the last beat").isEqualTo(wall.millis());
         wall.advance(Duration.ofHours(1));
 
-        started().close();
+        NodeHeartbeat restarted = started(); // down an hour, not the grace and a day since its start
+
+        assertThat(lastUpMillis()).isEqualTo(wall.millis());
+        restarted.close();
     }
 
     @Test
-    void aRebuildStartsWhateverTheHeartbeatSays() {
+    void aRebuildStartsWhateverTheHeartbeatSays() throws IOException {
         started().close();
         wall.advance(GRACE.multipliedBy(3));
 
-        NodeHeartbeat.open(dataDir, GRACE, true, wall).close();
+        NodeHeartbeat rebuilding = NodeHeartbeat.open(dataDir, GRACE, true, wall);
+        rebuilding.start();
+
+        assertThat(HybridLogicalClock.millisOf(rebuilding.clock().now())).isEqualTo(wall.millis());
+        assertThat(lastUpMillis()).as("counts as up once started").isEqualTo(wall.millis());
+        rebuilding.close();
     }
 
     @Test
@@ -171,6 +185,14 @@ class NodeHeartbeatTest {
 
         assertThatThrownBy(() -> NodeHeartbeat.open(dataDir, GRACE, false, wall))
                 .hasMessageContaining("--dht.rebuild=true");
+    }
+
+    /** The {@code last-up-millis} the heartbeat file holds now. */
+    private long lastUpMillis() throws IOException {
+        return Files.readAllLines(dataDir.resolve(NodeHeartbeat.FILE_NAME)).stream()
+                .filter(line -> line.startsWith("last-up-millis "))
+                .mapToLong(line -> Long.parseLong(line.substring("last-up-millis ".length())))
+                .findFirst().orElseThrow();
     }
 
     @Test

@@ -167,7 +167,7 @@ class PeerClientTest {
 
     private static PeerClient client(WebClient web) {
         return new PeerClient(web, "secret", new ReplicaCallMetrics(new SimpleMeterRegistry()),
-                Duration.ofSeconds(30), Duration.ofSeconds(30));
+                Duration.ofSeconds(30), Duration.ofSeconds(30), NoEpochTracker.INSTANCE);
     }
 
     private static List<String> causeNames(Throwable error) {

@@ -1,6 +1,7 @@
 package dev.dht.repair;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.cluster.Node;
 import dev.dht.node.RebuildGate;
@@ -224,11 +225,8 @@ class AntiEntropyRepairTest {
         assertThat(new String(clientRead.body(), StandardCharsets.UTF_8)).isEqualTo(value(1, "a"));
 
         cluster.faults(1).clear();
-        long deadline = System.nanoTime() + Duration.ofMinutes(2).toNanos();
-        while (cluster.bean(1, RebuildGate.class).isRebuilding() && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
-        assertThat(cluster.bean(1, RebuildGate.class).isRebuilding()).as("rebuild done").isFalse();
+        await().atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(100)).untilAsserted(() ->
+                assertThat(cluster.bean(1, RebuildGate.class).isRebuilding()).as("rebuild done").isFalse());
         assertThat(cluster.bean(1, MeterRegistry.class).get("dht.rebuild.records").counter().count()).isEqualTo(1000);
 
         assertNode1AloneServesKeysWithEveryTenthDeleted(1000);
@@ -244,20 +242,16 @@ class AntiEntropyRepairTest {
         inParallel(100, i -> assertThat(coordinator.put(id(i), value(i, "a"), "2/3")).isEqualTo(201));
         cluster.start(1);
 
-        long deadline = System.nanoTime() + Duration.ofMinutes(1).toNanos();
-        while (IntStream.range(0, 100).anyMatch(i -> cluster.storedAt(1, id(i)) == null) && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-        }
-        for (int i = 0; i < 100; i++) {
-            assertThat(stored(1, id(i))).as(id(i)).isEqualTo(value(i, "a"));
-        }
-        // node 1's own rounds run too and record their completion
-        while (cluster.bean(1, MeterRegistry.class).get("dht.repair.last.completed").gauges().stream()
-                .anyMatch(gauge -> gauge.value() == 0) && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-        }
-        assertThat(cluster.bean(1, MeterRegistry.class).get("dht.repair.last.completed").gauges())
-                .hasSize(2).allSatisfy(gauge -> assertThat(gauge.value()).isPositive());
+        long started = System.nanoTime();
+        await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+            for (int i = 0; i < 100; i++) {
+                assertThat(stored(1, id(i))).as(id(i)).isEqualTo(value(i, "a"));
+            }
+        });
+        // node 1's own rounds run too and record their completion (within the same minute)
+        await().atMost(Duration.ofMinutes(1).minusNanos(System.nanoTime() - started)).pollInterval(Duration.ofMillis(200))
+                .untilAsserted(() -> assertThat(cluster.bean(1, MeterRegistry.class).get("dht.repair.last.completed")
+                        .gauges()).hasSize(2).allSatisfy(gauge -> assertThat(gauge.value()).isPositive()));
     }
 
     @Test

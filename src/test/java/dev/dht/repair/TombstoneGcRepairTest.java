@@ -1,6 +1,7 @@
 package dev.dht.repair;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
@@ -69,11 +70,7 @@ class TombstoneGcRepairTest {
         assertThat(results).hasSize(2).allSatisfy(result -> assertThat(result.error()).isNull());
     }
 
-    private static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("%s within %s", what, DEADLINE).isLessThan(deadline);
-            Thread.sleep(100);
-        }
+    private static void awaitTrue(String what, BooleanSupplier condition) {
+        await(what).atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).until(condition::getAsBoolean);
     }
 }

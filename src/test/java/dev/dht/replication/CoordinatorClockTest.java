@@ -42,7 +42,7 @@ class CoordinatorClockTest {
     private static Coordinator coordinatorOver(Replica replica, HybridLogicalClock clock) {
         URI self = URI.create("http://localhost:8080");
         ClusterTopology topology = new ClusterTopology(self, List.of(self));
-        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(topology.self(), replica)), clock,
+        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(topology.self(), replica)), clock,
                 Duration.ofSeconds(1), Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 

@@ -148,7 +148,7 @@ class CoordinatorReadRepairTest {
 
     /** A coordinator on node 0 that asks every replica at once (no speculative retry delay). */
     private Coordinator coordinator(Duration timeout) {
-        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), replicas.get(0), node(1), replicas.get(1), node(2),
+        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), replicas.get(0), node(1), replicas.get(1), node(2),
                 replicas.get(2))), clock, timeout, Duration.ZERO, new SimpleMeterRegistry());
     }
 

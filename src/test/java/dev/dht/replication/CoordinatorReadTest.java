@@ -72,7 +72,7 @@ class CoordinatorReadTest {
 
     @Test
     void speculativeRetriesStayWithinATenthOfTheReads() {
-        Coordinator coordinator = new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), self, node(1), b, node(2), c)),
+        Coordinator coordinator = new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)),
                 new HybridLogicalClock(), Duration.ofMillis(500), Duration.ofMillis(10), registry);
         b.reads(Reads.NEVER_ANSWER);
         List<String> ids = keysAskingFirst(b, 200);
@@ -108,7 +108,7 @@ class CoordinatorReadTest {
     void aPeerWhoseLastCallFailedIsAskedLast() {
         InMemoryReplica down = new InMemoryReplica(Replica.PEER_DOWN);
         down.reads(Reads.NEVER_ANSWER);
-        Coordinator coordinator = new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), self, node(1), down, node(2), c)),
+        Coordinator coordinator = new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), down, node(2), c)),
                 new HybridLogicalClock(), TIMEOUT, TIMEOUT.minusSeconds(1), registry);
         for (int i = 0; i < 10; i++) {
             coordinator.write(WriteRequest.put("k" + i, bytes("v" + i), new ReplicationFactor(2, 3))).block();
@@ -163,7 +163,7 @@ class CoordinatorReadTest {
     }
 
     private Coordinator coordinator(Duration speculativeRetryDelay) {
-        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), self, node(1), b, node(2), c)), new HybridLogicalClock(),
+        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)), new HybridLogicalClock(),
                 TIMEOUT, speculativeRetryDelay, registry);
     }
 

@@ -38,7 +38,7 @@ class CoordinatorTtlTest {
     private final InMemoryReplica b = new InMemoryReplica(Replica.PEER_UP);
     private final InMemoryReplica c = new InMemoryReplica(Replica.PEER_UP);
     private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
-            Replicas.fixed(Map.of(node(0), self, node(1), b, node(2), c)), clock, Duration.ofSeconds(5), Duration.ZERO,
+            FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)), clock, Duration.ofSeconds(5), Duration.ZERO,
             new SimpleMeterRegistry());
 
     @Test

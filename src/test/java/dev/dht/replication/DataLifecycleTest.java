@@ -2,6 +2,7 @@ package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.config.InvalidSettingException;
 import dev.dht.testing.DhtClient;
@@ -154,11 +155,7 @@ class DataLifecycleTest {
         return URLEncoder.encode(text, StandardCharsets.UTF_8);
     }
 
-    private static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + DEADLINE.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as("%s within %s", what, DEADLINE).isLessThan(deadline);
-            Thread.sleep(100);
-        }
+    private static void awaitTrue(String what, BooleanSupplier condition) {
+        await(what).atMost(DEADLINE).pollInterval(Duration.ofMillis(100)).until(condition::getAsBoolean);
     }
 }

@@ -1,6 +1,7 @@
 package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
@@ -60,15 +61,12 @@ class MonotonicReadTest {
         }
     }
 
-    private void awaitNewOnNodeZero(String id) throws InterruptedException {
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (true) {
+    private void awaitNewOnNodeZero(String id) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
             Record stored = cluster.storedAt(0, id);
-            if (stored != null && new String(stored.value(), StandardCharsets.UTF_8).equals("new")) {
-                return;
-            }
-            assertThat(System.nanoTime()).as("node 0 applied the new value").isLessThan(deadline);
-            Thread.sleep(20);
-        }
+            assertThat(stored).as("node 0 applied the new value").isNotNull();
+            assertThat(new String(stored.value(), StandardCharsets.UTF_8)).as("node 0 applied the new value")
+                    .isEqualTo("new");
+        });
     }
 }

@@ -31,10 +31,10 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 class ReadBatchingTest {
     private static final int GETS = 24;
 
-    // 5-s replica timeout: the 3/3 GETs wait for two slow rounds (300 ms each) one after the other
+    // 5-s replica timeout: the 3/3 GETs wait for two slow rounds (300 ms each) one after the other; one read in
+    // flight per peer is the default. The cluster is shared with WriteCoalescingTest (same settings).
     @RegisterExtension
-    static final InProcessCluster cluster = InProcessCluster.of(3,
-            Map.of("dht.replica-reads-in-flight", "1", "dht.replica-timeout", "5s"));
+    static final InProcessCluster cluster = InProcessCluster.shared(3, Map.of("dht.replica-timeout", "5s"));
 
     @Test
     void readsOneAtATimeGoAloneAtOnce() {

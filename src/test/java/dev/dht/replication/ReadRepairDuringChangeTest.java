@@ -94,7 +94,7 @@ class ReadRepairDuringChangeTest {
         for (Node node : placement.members()) {
             byNode.put(node, replicas.get(node.url()));
         }
-        return new Coordinator(membership, Replicas.fixed(byNode), clock, Duration.ofSeconds(5), Duration.ZERO,
+        return new Coordinator(membership, FixedReplicas.of(byNode), clock, Duration.ofSeconds(5), Duration.ZERO,
                 new SimpleMeterRegistry()).get(id, ALL).block(Duration.ofSeconds(10));
     }
 

@@ -1,11 +1,13 @@
 package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.metrics.ReplicaCallMetrics;
+import dev.dht.peer.NoEpochTracker;
 import dev.dht.peer.PeerClient;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
@@ -131,14 +133,11 @@ class RemoteReplicaReadRankTest {
 
     private RemoteReplica replica(Node node) {
         PeerClient client = new PeerClient(WebClient.create(), "secret", metrics, Duration.ofSeconds(30),
-                Duration.ofSeconds(30));
+                Duration.ofSeconds(30), NoEpochTracker.INSTANCE);
         return new RemoteReplica(node, client, health, metrics, 4, 1, STALL);
     }
 
-    private static void awaitRank(RemoteReplica peer, int rank) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (peer.readRank() != rank && System.nanoTime() < deadline) {
-            Thread.sleep(5);
-        }
+    private static void awaitRank(RemoteReplica peer, int rank) {
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(5)).until(peer::readRank, r -> r == rank);
     }
 }

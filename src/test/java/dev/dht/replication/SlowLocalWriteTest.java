@@ -9,7 +9,6 @@ import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.ForwardingRecordRepository;
-import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LevelDbRecordRepository;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
@@ -27,8 +26,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import reactor.core.publisher.Flux;
-import reactor.core.publisher.Mono;
 
 /**
  * A write whose local store is slower than {@code dht.replica-timeout} (this node's LevelDB behind a repository
@@ -96,7 +93,7 @@ class SlowLocalWriteTest {
 
     @Test
     void aWriteMissingAPeerStillGets504AtTheTimeoutWithoutWaitingForTheLocalStore() {
-        Coordinator coordinator = coordinator(new SilentPeer());
+        Coordinator coordinator = coordinator(new UnansweredReplica(Replica.PEER_DOWN));
         long started = System.nanoTime();
         assertThatThrownBy(() -> coordinator.write(WriteRequest.put("k", bytes("value"), new ReplicationFactor(2, 2))).block())
                 .isInstanceOfSatisfying(QuorumNotReachedException.class, e -> {
@@ -114,14 +111,14 @@ class SlowLocalWriteTest {
 
     @Test
     void aOneOfOneWriteToASilentPeerStillGets504() {
-        Coordinator coordinator = coordinator(new SilentPeer());
+        Coordinator coordinator = coordinator(new UnansweredReplica(Replica.PEER_DOWN));
         String id = keyStoredFirstOn(1);
         assertThatThrownBy(() -> coordinator.write(WriteRequest.put(id, bytes("value"), new ReplicationFactor(1, 1))).block())
                 .isInstanceOf(QuorumNotReachedException.class);
     }
 
     private Coordinator coordinator(Replica other) {
-        return new Coordinator(Membership.fixed(topology), Replicas.fixed(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
+        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
                 Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 
@@ -147,29 +144,6 @@ class SlowLocalWriteTest {
             Thread.sleep(duration.toMillis());
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
-        }
-    }
-
-    /** A peer that never answers (a partition): its calls neither succeed nor fail. */
-    private static final class SilentPeer implements Replica {
-        @Override
-        public Mono<Optional<Record>> read(String id) {
-            return Mono.never();
-        }
-
-        @Override
-        public Mono<Boolean> write(String id, Record record) {
-            return Mono.never();
-        }
-
-        @Override
-        public Flux<KeyedRecord> range(String start, String end) {
-            return Flux.never();
-        }
-
-        @Override
-        public int readRank() {
-            return PEER_DOWN;
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.storage.Record;
 import dev.dht.testing.InProcessCluster;
@@ -53,13 +54,8 @@ class SlowReplicaTest {
         String id = "slow-" + UUID.randomUUID();
         assertThat(cluster.client(0).put(id, "late", "2/3")).isEqualTo(201);
         assertThat(cluster.storedAt(2, id)).as("not there yet: the call to node 2 is still delayed").isNull();
-        Record stored = null;
-        long deadline = System.nanoTime() + Duration.ofSeconds(6).toNanos();
-        while (stored == null && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-            stored = cluster.storedAt(2, id);
-        }
-        assertThat(stored).as("the write reached the slow replica after the answer").isNotNull();
+        Record stored = await().atMost(Duration.ofSeconds(6)).pollInterval(Duration.ofMillis(100))
+                .until(() -> cluster.storedAt(2, id), record -> record != null);
         assertThat(new String(stored.value(), StandardCharsets.UTF_8)).isEqualTo("late");
     }
 }

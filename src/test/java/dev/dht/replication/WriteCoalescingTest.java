@@ -29,9 +29,9 @@ class WriteCoalescingTest {
 
     // A 5-s replica timeout: the 3/3 PUTs wait for two slow rounds (300 ms each) one after the other, which
     // with a cold JIT on a busy 2-core machine came close to the default 1 s once (504s).
+    // One write in flight per peer is the default. The cluster is shared with ReadBatchingTest (same settings).
     @RegisterExtension
-    static final InProcessCluster cluster = InProcessCluster.of(3,
-            Map.of("dht.replica-writes-in-flight", "1", "dht.replica-timeout", "5s"));
+    static final InProcessCluster cluster = InProcessCluster.shared(3, Map.of("dht.replica-timeout", "5s"));
 
     @Test
     void concurrentWritesTravelTogetherAndReachEveryReplica() {

@@ -5,22 +5,16 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
 import dev.dht.cluster.Membership;
-import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
-import dev.dht.storage.KeyedRecord;
-import dev.dht.storage.Record;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
-import reactor.core.publisher.Sinks;
 
 /**
  * {@link Coordinator#write(WriteRequest, Runnable)} says when every replica is done with the record, which may be
@@ -32,9 +26,9 @@ class WriteSettledTest {
     private final ClusterTopology topology = new ClusterTopology(URI.create("http://a:8080"),
             List.of(URI.create("http://a:8080"), URI.create("http://b:8080")));
     private final InMemoryReplica fast = new InMemoryReplica(Replica.PEER_UP);
-    private final HeldReplica held = new HeldReplica();
+    private final UnansweredReplica held = new UnansweredReplica(Replica.PEER_UP);
     private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
-            Replicas.fixed(Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held)), new HybridLogicalClock(),
+            FixedReplicas.of(Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held)), new HybridLogicalClock(),
             Duration.ofSeconds(30), Duration.ofMillis(50), new SimpleMeterRegistry());
     private final AtomicInteger settled = new AtomicInteger();
 
@@ -43,7 +37,7 @@ class WriteSettledTest {
         coordinator.write(put(1, 2), settled::incrementAndGet).block(Duration.ofSeconds(30));
         assertThat(settled).as("answered by one replica; the other still holds the record").hasValue(0);
 
-        held.answer.tryEmitValue(true);
+        held.writeAnswer.tryEmitValue(true);
 
         assertThat(settled).hasValue(1);
     }
@@ -52,7 +46,7 @@ class WriteSettledTest {
     void settledRunsAlsoWhenTheLastReplicaFails() {
         fast.writesFail(true);
         Mono<Void> write = coordinator.write(put(2, 2), settled::incrementAndGet);
-        held.answer.tryEmitError(new IllegalStateException("replica down"));
+        held.writeAnswer.tryEmitError(new IllegalStateException("replica down"));
 
         assertThatThrownBy(() -> write.block(Duration.ofSeconds(30))).isInstanceOf(QuorumNotReachedException.class);
         assertThat(settled).hasValue(1);
@@ -60,30 +54,5 @@ class WriteSettledTest {
 
     private static WriteRequest put(int ack, int from) {
         return WriteRequest.put("k", "value".getBytes(StandardCharsets.UTF_8), new ReplicationFactor(ack, from));
-    }
-
-    /** A peer whose writes answer when the test emits into {@link #answer}. */
-    private static final class HeldReplica implements Replica {
-        final Sinks.One<Boolean> answer = Sinks.one();
-
-        @Override
-        public Mono<Optional<Record>> read(String id) {
-            return Mono.never();
-        }
-
-        @Override
-        public Mono<Boolean> write(String id, Record record) {
-            return answer.asMono();
-        }
-
-        @Override
-        public Flux<KeyedRecord> range(String start, String end) {
-            return Flux.never();
-        }
-
-        @Override
-        public int readRank() {
-            return PEER_UP;
-        }
     }
 }

@@ -2,6 +2,7 @@ package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.node.HybridLogicalClock;
 import java.io.IOException;
@@ -9,6 +10,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -384,11 +386,8 @@ class LevelDbRecordRepositoryTest {
             largeBuffer.upsert(key("k" + i), Record.value(i + 1, value));
         }
 
-        long deadline = System.nanoTime() + 10_000_000_000L;
-        while (tableFiles(small) == 0 && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
-        assertThat(tableFiles(small)).as("table files with 64-KiB memtables").isPositive();
+        await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20)).untilAsserted(() ->
+                assertThat(tableFiles(small)).as("table files with 64-KiB memtables").isPositive());
         assertThat(tableFiles(large)).as("table files with 4-MiB memtables").isZero();
         assertThat(smallBuffer.get(key("k63"))).isEqualTo(largeBuffer.get(key("k63")));
     }

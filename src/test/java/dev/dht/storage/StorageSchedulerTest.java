@@ -2,7 +2,9 @@ package dev.dht.storage;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
+import java.time.Duration;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -50,10 +52,8 @@ class StorageSchedulerTest {
                 return "x";
             }).subscribeOn(storage.scheduler());
             blocking.subscribe();
-            long deadline = System.nanoTime() + 5_000_000_000L;
-            while (storage.queueDepth() > 0 && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
+            await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(10)).untilAsserted(() ->
+                    assertThat(storage.queueDepth()).as("the blocking task taken by the worker").isZero());
             blocking.subscribe();
             assertThat(storage.queueDepth()).isEqualTo(1);
             assertThatThrownBy(() -> Mono.fromCallable(() -> "y").subscribeOn(storage.scheduler()).block())

@@ -1,6 +1,6 @@
 package dev.dht.testing;
 
-import dev.dht.config.LocalCertificateAuthority;
+import dev.dht.LocalCertificateAuthority;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

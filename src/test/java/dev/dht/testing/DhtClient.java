@@ -12,11 +12,14 @@ import java.time.Duration;
 import javax.net.ssl.SSLContext;
 
 /**
- * A blocking v0 client for tests, as course clients use the API: one call per request, the status code and
- * body returned as they came. Ids are percent-encoded as UTF-8.
+ * A blocking v0 client for tests, as course clients use the API: one call per request over HTTP/1.1 (what a node
+ * serves; no h2c upgrade offered), the status code and body returned as they came. Ids are percent-encoded as UTF-8.
  */
 public final class DhtClient {
-    private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    /** How long a request may wait for its answer unless it says otherwise. */
+    private static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(10);
+    private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
 
     private final URI base;
     private final HttpClient http;
@@ -29,7 +32,8 @@ public final class DhtClient {
     /** A client of an https {@code base} that makes its TLS connections with {@code tls}. */
     public DhtClient(URI base, SSLContext tls) {
         this.base = base;
-        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).sslContext(tls).build();
+        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).connectTimeout(Duration.ofSeconds(5))
+                .sslContext(tls).build();
     }
 
     /** PUT with an optional {@code replicas} ("ack/from", null for the default); returns the status. */
@@ -69,12 +73,31 @@ public final class DhtClient {
      * {@code secret} in {@code X-Dht-Cluster-Secret}.
      */
     public HttpResponse<byte[]> admin(String path, String json, String secret) {
+        return admin(path, json, secret, DEFAULT_TIMEOUT);
+    }
+
+    /** Like {@link #admin(String, String, String)}, waiting up to {@code timeout} for the answer (a repair may take long). */
+    public HttpResponse<byte[]> admin(String path, String json, String secret, Duration timeout) {
+        HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
+                .header("X-Dht-Cluster-Secret", secret).timeout(timeout);
+        if (json != null) {
+            request.header("Content-Type", "application/json");
+        }
+        return send(request.POST(json == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(json)));
+    }
+
+    /**
+     * An actuator write of any method ({@code POST}, {@code DELETE}): {@code json} as the body (none if null), with
+     * the cluster secret {@code secret} in {@code X-Dht-Cluster-Secret}.
+     */
+    public HttpResponse<byte[]> admin(String method, String path, String json, String secret) {
         HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
                 .header("X-Dht-Cluster-Secret", secret);
         if (json != null) {
             request.header("Content-Type", "application/json");
         }
-        return send(request.POST(json == null ? HttpRequest.BodyPublishers.noBody()
+        return send(request.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofString(json)));
     }
 
@@ -89,9 +112,14 @@ public final class DhtClient {
         return base.resolve("/v0/entity?" + query);
     }
 
+    /** Sends {@code request}, with {@link #DEFAULT_TIMEOUT} unless it has a timeout of its own. */
     private HttpResponse<byte[]> send(HttpRequest.Builder request) {
+        HttpRequest built = request.build();
+        if (built.timeout().isEmpty()) {
+            built = request.timeout(DEFAULT_TIMEOUT).build();
+        }
         try {
-            return http.send(request.timeout(Duration.ofSeconds(10)).build(), HttpResponse.BodyHandlers.ofByteArray());
+            return http.send(built, HttpResponse.BodyHandlers.ofByteArray());
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

@@ -17,6 +17,8 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
@@ -38,12 +40,15 @@ import org.springframework.util.FileSystemUtils;
  * run on its own wall clock (a {@link Clock} bean, which the node's hybrid logical clock then reads).
  *
  * <p>A test starts one with {@link #start(int, Path, Map)} and closes it, or registers one made by
- * {@link #of(int, Map)} as an extension, which starts and closes it around the test class or each test.
+ * {@link #of(int, Map)} as an extension, which starts and closes it around the test class or each test, or one
+ * made by {@link #shared(int, Map)}, which every test class asking for the same size and settings shares.
  */
 public final class InProcessCluster
         implements AutoCloseable, BeforeAllCallback, BeforeEachCallback, AfterEachCallback, AfterAllCallback {
     /** Cluster secret used by all test nodes. */
     public static final String SECRET = "test-cluster-secret";
+    /** The clusters of {@link #shared}, by size and settings. */
+    private static final Map<String, InProcessCluster> SHARED = new ConcurrentHashMap<>();
 
     private final List<URI> urls = new ArrayList<>();
     private final List<Path> dataDirs = new ArrayList<>();
@@ -59,6 +64,8 @@ public final class InProcessCluster
     private Path ownDir;
     private boolean ofTestClass;
     private boolean restoredAfterEach;
+    /** Made by {@link #shared}: started by the first test class, closed when the test JVM exits. */
+    private boolean shared;
 
     private InProcessCluster(int size, Map<String, String> extraSettings, IntFunction<Clock> wallClocks) {
         this.extraSettings = extraSettings;
@@ -139,6 +146,24 @@ public final class InProcessCluster
         return of(size, Map.of());
     }
 
+    /**
+     * A cluster of {@code size} nodes with {@code extraSettings} for test classes to register as an extension on a
+     * static field, shared by every class of the test JVM that asks for the same size and settings: started before
+     * the first such class's tests, {@link #restoreAll restored} after each test, closed (its dir deleted) when the
+     * test JVM exits. This saves the nodes' start-up per class, the slowest part of most cluster tests. A class on it
+     * uses keys of its own, leaves every node running without faults (restoreAll does it after each test), and
+     * asserts no totals other classes add to (a metric's count, all keys of a range): it compares a meter before and
+     * after, or reads its own keys.
+     */
+    public static InProcessCluster shared(int size, Map<String, String> extraSettings) {
+        return SHARED.computeIfAbsent(size + " " + new TreeMap<>(extraSettings), key -> {
+            InProcessCluster cluster = new InProcessCluster(size, Map.copyOf(extraSettings), node -> null);
+            cluster.shared = true;
+            cluster.restoredAfterEach = true;
+            return cluster;
+        });
+    }
+
     /** For a cluster of a whole test class: {@link #restoreAll} after each test. Returns this cluster. */
     public InProcessCluster restoredAfterEach() {
         restoredAfterEach = true;
@@ -146,8 +171,15 @@ public final class InProcessCluster
     }
 
     @Override
-    public void beforeAll(ExtensionContext context) throws IOException {
-        startInOwnDir(true);
+    public synchronized void beforeAll(ExtensionContext context) throws IOException {
+        if (!shared) {
+            startInOwnDir(true);
+        } else if (ownDir == null) {
+            startInOwnDir(true);
+            // closed when the test JVM exits, not with JUnit's root store: surefire hands each test class to a
+            // launcher of its own when it runs several test JVMs, and that store closes after the class
+            Runtime.getRuntime().addShutdownHook(new Thread(this::closeInOwnDir, "shared-cluster-close"));
+        }
     }
 
     @Override
@@ -172,7 +204,9 @@ public final class InProcessCluster
 
     @Override
     public void afterAll(ExtensionContext context) {
-        closeInOwnDir();
+        if (!shared) {
+            closeInOwnDir();
+        }
     }
 
     private void startInOwnDir(boolean ofTestClass) throws IOException {
@@ -224,6 +258,7 @@ public final class InProcessCluster
                     if (wallClock != null) {
                         context.getBeanFactory().registerSingleton("nodeWallClock", wallClock);
                     }
+                    context.getBeanFactory().addBeanPostProcessor(NettyQuietShutdown.INSTANCE);
                 })
                 .run(args.toArray(String[]::new));
         nodes.set(i, node);

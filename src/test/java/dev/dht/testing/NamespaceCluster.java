@@ -68,7 +68,7 @@ public final class NamespaceCluster implements AutoCloseable {
                 node.awaitUp(START_TIMEOUT);
             }
             return cluster;
-        } catch (IOException | InterruptedException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             cluster.close();
             throw e;
         }

@@ -58,7 +58,7 @@ public final class ProcessCluster implements AutoCloseable {
                 cluster.nodes[i].awaitUp(START_TIMEOUT);
             }
             return cluster;
-        } catch (IOException | InterruptedException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             cluster.close();
             throw e;
         }

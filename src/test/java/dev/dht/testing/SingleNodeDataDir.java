@@ -18,7 +18,7 @@ import org.springframework.util.FileSystemUtils;
 /**
  * The settings of a {@link SingleNodeTest}'s node: {@code dht.data-dir}, a fresh temp dir per context, deleted when
  * the context closes, after every other bean (the store) is closed; {@code dht.self} and {@code dht.nodes}
- * {@link SingleNodeSettings#SELF}.
+ * {@link SingleNodeSettings#SELF}; its Netty event loops stop without a quiet period ({@link NettyQuietShutdown}).
  */
 final class SingleNodeDataDir implements ContextCustomizerFactory {
     @Override
@@ -41,6 +41,7 @@ final class SingleNodeDataDir implements ContextCustomizerFactory {
                     "dht.data-dir", dataDir.toString(),
                     "dht.self", SingleNodeSettings.SELF,
                     "dht.nodes", SingleNodeSettings.SELF)));
+            context.getBeanFactory().addBeanPostProcessor(NettyQuietShutdown.INSTANCE);
             // registered before the context's own beans, so destroyed after them: the store is closed by then
             ((DefaultSingletonBeanRegistry) context.getBeanFactory()).registerDisposableBean("singleNodeDataDir",
                     () -> FileSystemUtils.deleteRecursively(dataDir));

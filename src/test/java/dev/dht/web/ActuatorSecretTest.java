@@ -15,8 +15,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
  * With the actuator on the server port (no {@code management.server.port}, as {@code java -jar} and
- * {@code local-cluster} run): {@code POST /actuator/repair} needs the cluster secret (403 with a one-line body
- * without it or with a wrong one), the read endpoints need none, and an unknown actuator path or method answers as
+ * {@code local-cluster} run): {@code POST /actuator/repair} and the backup writes need the cluster secret (403 with
+ * a one-line body without it or with a wrong one), the read endpoints need none, and an unknown actuator path or method answers as
  * before (not 403).
  */
 @SingleNodeTest(properties = "dht.cluster-secret=" + ActuatorSecretTest.SECRET)
@@ -46,8 +46,18 @@ class ActuatorSecretTest {
         assertThat(new String(answer.body(), StandardCharsets.UTF_8)).as("no peer to repair with").isEqualTo("[]");
     }
 
+    @Test
+    void backupWritesNeedTheSecret() {
+        assertForbidden(node().send("POST", "/actuator/backup", new byte[0]), WRONG_SECRET);
+        assertForbidden(node().send("DELETE", "/actuator/backups/20261127T000000Z-0000", new byte[0]), WRONG_SECRET);
+        HttpResponse<byte[]> refused = node().send("POST", "/actuator/backup", new byte[0],
+                InternalProtocol.SECRET_HEADER, SECRET);
+        assertThat(refused.statusCode()).as("passes the check, refused for want of a location").isEqualTo(409);
+        assertThat(new String(refused.body(), StandardCharsets.UTF_8)).contains("no dht.backup.location is set");
+    }
+
     @ParameterizedTest
-    @ValueSource(strings = {"health", "health/liveness", "health/readiness", "info", "prometheus", "cluster"})
+    @ValueSource(strings = {"health", "health/liveness", "health/readiness", "info", "prometheus", "cluster", "backups"})
     void readsNeedNoSecret(String endpoint) {
         assertThat(node().send("GET", "/actuator/" + endpoint, new byte[0]).statusCode()).isEqualTo(200);
     }

@@ -5,7 +5,7 @@ import static dev.dht.web.ActuatorSecretTest.repair;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.DhtClient;
-import dev.dht.testing.SingleNodeTest;
+import dev.dht.testing.SharedNodeTest;
 import java.net.URI;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.test.web.server.LocalServerPort;
@@ -15,7 +15,7 @@ import org.springframework.boot.test.web.server.LocalServerPort;
  * refuses every actuator write operation, whatever header comes with it, and names the missing setting; reads stay
  * open.
  */
-@SingleNodeTest
+@SharedNodeTest
 class ActuatorWithoutSecretTest {
     private static final String NO_SECRET = "actuator write operation: refused, no dht.cluster-secret is set\n";
 

@@ -27,11 +27,12 @@ public final class PeerRoutes {
      * @param clusterSecret {@code dht.cluster-secret}: requests without it get 403 ({@link ClusterSecretFilter})
      * @param cluster       the membership endpoints
      * @param epochs        brings this node's view up to a sender's newer epoch before a request is served
+     * @param backup        this node's part of cluster backups
      */
     public static RouterFunction<ServerResponse> routes(LocalStore store, RebuildGate rebuild, RepairScan repairScan,
                                                         Membership membership, InternalClusterHandler cluster,
-                                                        ClusterEpochFilter epochs, int maxValueBytes,
-                                                        String clusterSecret) {
+                                                        ClusterEpochFilter epochs, InternalBackupHandler backup,
+                                                        int maxValueBytes, String clusterSecret) {
         int maxRecord = maxValueBytes + Record.MAX_HEADER_BYTES;
         InternalRecordHandler records = new InternalRecordHandler(store, rebuild, new RequestBodyReader(maxRecord));
         InternalRepairHandler repair = new InternalRepairHandler(repairScan, membership);
@@ -48,6 +49,7 @@ public final class PeerRoutes {
                 .route(on(PeerEndpoint.WRITE_BATCH), records::writeBatch)
                 .route(on(PeerEndpoint.READ_BATCH), records::readBatch)
                 .route(on(PeerEndpoint.RANGE), records::range)
+                .route(on(PeerEndpoint.BACKUP), backup::backup)
                 .filter(epochs)
                 .filter(new ClusterSecretFilter(clusterSecret))
                 .build();

@@ -1,6 +1,7 @@
 package dev.dht.replication.hints;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
@@ -143,11 +144,7 @@ class HintedHandoffTest {
         return (long) cluster.bean(i, MeterRegistry.class).get("dht.hints.pending").tag("peer", peer).gauge().value();
     }
 
-    static void awaitTrue(String what, BooleanSupplier condition) throws InterruptedException {
-        long deadline = System.nanoTime() + CONVERGENCE_DEADLINE.toNanos();
-        while (!condition.getAsBoolean()) {
-            assertThat(System.nanoTime()).as(what + " within " + CONVERGENCE_DEADLINE).isLessThan(deadline);
-            Thread.sleep(50);
-        }
+    static void awaitTrue(String what, BooleanSupplier condition) {
+        await(what).atMost(CONVERGENCE_DEADLINE).pollInterval(Duration.ofMillis(50)).until(condition::getAsBoolean);
     }
 }

@@ -1,4 +1,4 @@
-package dev.dht.config;
+package dev.dht;
 
 import java.io.IOException;
 import java.io.UncheckedIOException;

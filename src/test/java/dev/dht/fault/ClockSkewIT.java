@@ -36,7 +36,7 @@ import org.springframework.http.HttpStatus;
  * Node 1 is kept from seeing node 0's writes (or the reverse) by answering 503 to those replica calls, hints off.
  * Figures go to RELIABILITY.md's "Faults" table ({@link ReliabilityReport}, {@code faults-clock-skew.md}).
  */
-class ClockSkewTest {
+class ClockSkewIT {
     private static final long SKEW_MILLIS = 5_000;
     private static final long STEP_MILLIS = 400;
     private static final int WINDOW_KEYS = 21; // later writes 0 to 8 s after the earlier one

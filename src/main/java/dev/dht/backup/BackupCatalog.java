@@ -1,0 +1,113 @@
+package dev.dht.backup;
+
+import dev.dht.backup.format.BackupCorruptException;
+import dev.dht.backup.format.BackupManifest;
+import dev.dht.backup.location.BackupLocation;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.io.UncheckedIOException;
+import java.nio.file.NoSuchFileException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The backups at a location, read and written through their manifests: list, read one, write one, delete one, and
+ * retention ({@code dht.backup.keep}: the newest completed backups are kept, older ones deleted, and failed ones
+ * older than the oldest kept). Ids sort by their start time. Blocking: every method does the location's I/O.
+ */
+public final class BackupCatalog {
+    private static final Logger LOG = LoggerFactory.getLogger(BackupCatalog.class);
+    private final BackupLocation location;
+    private final int keep;
+
+    /** The catalog of {@code location}, keeping {@code keep} completed backups. */
+    public BackupCatalog(BackupLocation location, int keep) {
+        this.location = location;
+        this.keep = keep;
+    }
+
+    /** Every backup whose manifest reads, newest first; one that does not read is logged and left out. */
+    public List<BackupManifest> list() {
+        List<BackupManifest> manifests = new ArrayList<>();
+        try {
+            for (String id : location.backupIds()) {
+                try {
+                    read(id).ifPresent(manifests::add);
+                } catch (BackupCorruptException e) {
+                    LOG.warn("backup {} at {}: {}", id, location.describe(), e.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot list " + location.describe() + ": " + e.getMessage(), e);
+        }
+        manifests.sort(Comparator.comparing(BackupManifest::id).reversed());
+        return manifests;
+    }
+
+    /**
+     * The manifest of backup {@code id}, empty if there is none.
+     *
+     * @throws BackupCorruptException if it does not read
+     */
+    public Optional<BackupManifest> read(String id) {
+        try (InputStream in = location.open(id, BackupManifest.FILE_NAME)) {
+            return Optional.of(BackupManifest.fromJson(id + "/" + BackupManifest.FILE_NAME, in.readAllBytes()));
+        } catch (NoSuchFileException | IllegalArgumentException e) {
+            return Optional.empty();
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read backup " + id + " at " + location.describe() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Writes (or replaces) {@code manifest}. */
+    public void write(BackupManifest manifest) {
+        try (OutputStream out = location.create(manifest.id(), BackupManifest.FILE_NAME)) {
+            out.write(manifest.toJson());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot write the manifest of backup " + manifest.id() + " to "
+                    + location.describe() + ": " + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes backup {@code id}; false if there was none. */
+    public boolean delete(String id) {
+        if (read(id).isEmpty()) {
+            return false;
+        }
+        try {
+            location.delete(id);
+            return true;
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete backup " + id + " at " + location.describe() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Deletes completed backups beyond the newest {@code keep}, and failed ones older than the oldest kept. */
+    public void applyRetention() {
+        List<BackupManifest> all = list();
+        List<BackupManifest> done = all.stream().filter(m -> BackupManifest.DONE.equals(m.state())).toList();
+        if (done.size() <= keep) {
+            return;
+        }
+        String oldestKept = done.get(keep - 1).id();
+        for (BackupManifest manifest : all) {
+            boolean stale = manifest.id().compareTo(oldestKept) < 0 && !BackupManifest.RUNNING.equals(manifest.state());
+            if (stale) {
+                LOG.info("backup {}: deleted, beyond dht.backup.keep={}", manifest.id(), keep);
+                delete(manifest.id());
+            }
+        }
+    }
+
+    /** The location, for messages. */
+    public String describe() {
+        return location.describe();
+    }
+}

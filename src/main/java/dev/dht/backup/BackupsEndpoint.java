@@ -1,0 +1,101 @@
+package dev.dht.backup;
+
+import dev.dht.backup.format.BackupManifest;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.springframework.boot.actuate.endpoint.annotation.DeleteOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Scheduler;
+
+/**
+ * Actuator endpoint {@code backups}, the backups at {@code dht.backup.location}:
+ * <ul>
+ *   <li>{@code GET /actuator/backups}: {@code {"location": ..., "backups": [{"id", "state", "startedAt", "endedAt",
+ *       "records", "bytes", "nodes": {URL: records}, "error"?, "missing"?}, ...]}}, newest first;</li>
+ *   <li>{@code GET /actuator/backups/{id}}: one of them, with {@code "progress": {"membersDone", "members",
+ *       "records"}} while it runs with this node as coordinator; 404 if unknown;</li>
+ *   <li>{@code DELETE /actuator/backups/{id}}: deletes it (cluster secret needed, 403 without); 204, 404 if unknown,
+ *       409 while it runs here.</li>
+ * </ul>
+ * {@code "state"} is {@code running}, {@code done} or {@code failed} (then {@code "error"} names the members that
+ * failed). The location's I/O runs on the backup scheduler; nothing blocks an event loop.
+ */
+@Endpoint(id = "backups")
+public class BackupsEndpoint {
+    private final BackupCatalog catalog;
+    private final BackupCoordinator coordinator;
+    private final Scheduler scheduler;
+
+    /** The endpoint over {@code catalog}; its I/O runs on {@code scheduler}. */
+    public BackupsEndpoint(BackupCatalog catalog, BackupCoordinator coordinator, Scheduler scheduler) {
+        this.catalog = catalog;
+        this.coordinator = coordinator;
+        this.scheduler = scheduler;
+    }
+
+    /** Every backup, newest first. */
+    @ReadOperation
+    public Mono<Map<String, Object>> list() {
+        return Mono.fromCallable(() -> {
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("location", catalog.describe());
+            answer.put("backups", catalog.list().stream().map(BackupsEndpoint::describe).toList());
+            return answer;
+        }).subscribeOn(scheduler);
+    }
+
+    /** One backup, with its progress while this node coordinates it; 404 if unknown. */
+    @ReadOperation
+    public Mono<WebEndpointResponse<Map<String, Object>>> get(@Selector String id) {
+        return Mono.fromCallable(() -> catalog.read(id)
+                        .map(manifest -> {
+                            Map<String, Object> answer = describe(manifest);
+                            coordinator.progress(id).ifPresent(progress -> answer.put("progress", progress));
+                            return new WebEndpointResponse<>(answer, 200);
+                        })
+                        .orElseGet(() -> notFound(id)))
+                .subscribeOn(scheduler);
+    }
+
+    /** Deletes one backup: 204, 404 if unknown, 409 while it runs here. */
+    @DeleteOperation
+    public Mono<WebEndpointResponse<Map<String, Object>>> delete(@Selector String id) {
+        if (coordinator.isRunning(id)) {
+            return Mono.just(new WebEndpointResponse<>(Map.of("error", "backup " + id + " is running"), 409));
+        }
+        return Mono.fromCallable(() -> catalog.delete(id)
+                        ? new WebEndpointResponse<Map<String, Object>>(204)
+                        : notFound(id))
+                .subscribeOn(scheduler);
+    }
+
+    private static WebEndpointResponse<Map<String, Object>> notFound(String id) {
+        return new WebEndpointResponse<>(Map.of("error", "no backup " + id), 404);
+    }
+
+    static Map<String, Object> describe(BackupManifest manifest) {
+        Map<String, Object> answer = new LinkedHashMap<>();
+        answer.put("id", manifest.id());
+        answer.put("state", manifest.state());
+        answer.put("startedAt", manifest.startedAt());
+        answer.put("endedAt", manifest.endedAt());
+        answer.put("epoch", manifest.epoch());
+        answer.put("records", manifest.records());
+        answer.put("bytes", manifest.bytes());
+        Map<String, Long> nodes = new LinkedHashMap<>();
+        manifest.nodes().forEach(part -> nodes.put(part.node(), part.records()));
+        answer.put("nodes", nodes);
+        if (manifest.error() != null) {
+            answer.put("error", manifest.error());
+        }
+        if (!manifest.missing().isEmpty()) {
+            answer.put("missing", List.copyOf(manifest.missing()));
+        }
+        return answer;
+    }
+}

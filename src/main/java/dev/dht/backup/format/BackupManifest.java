@@ -1,0 +1,133 @@
+package dev.dht.backup.format;
+
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The manifest of one backup ({@value #FILE_NAME} beside its member files), as JSON: the format version, the id,
+ * state ({@value #RUNNING}, {@value #DONE}, {@value #FAILED}) and error, start and end (ISO-8601 UTC), the cluster
+ * view the backup was taken under (epoch, replication factor, members), and each member's files with record
+ * counts, bytes and SHA-256. docs/backup.md shows one. Immutable.
+ *
+ * @param formatVersion     {@link BackupFileFormat#VERSION} of the files; readers refuse others
+ * @param id                the backup's id (also its directory or key prefix)
+ * @param state             running, done or failed
+ * @param error             why the backup failed (naming the member), or null
+ * @param startedAt         when the backup started, ISO-8601
+ * @param endedAt           when it ended, ISO-8601, or null while running
+ * @param epoch             the epoch of the cluster view at the start
+ * @param replicationFactor the view's replication factor
+ * @param members           the view's members' URLs
+ * @param nodes             each member's part that was written (a member missing under allowMissing has none)
+ * @param missing           members left out under allowMissing (empty otherwise)
+ */
+public record BackupManifest(int formatVersion, String id, String state, String error, String startedAt,
+                             String endedAt, long epoch, int replicationFactor, List<String> members,
+                             List<MemberPart> nodes, List<String> missing) {
+    /** The manifest's file name within a backup. */
+    public static final String FILE_NAME = "manifest.json";
+    /** State of a backup still being written. */
+    public static final String RUNNING = "running";
+    /** State of a complete backup. */
+    public static final String DONE = "done";
+    /** State of a failed backup (its files are not restorable). */
+    public static final String FAILED = "failed";
+    private static final JsonMapper JSON = JsonMapper.builder()
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .enable(SerializationFeature.INDENT_OUTPUT)
+            .build();
+
+    /** Null lists become empty ones. */
+    public BackupManifest {
+        members = members == null ? List.of() : List.copyOf(members);
+        nodes = nodes == null ? List.of() : List.copyOf(nodes);
+        missing = missing == null ? List.of() : List.copyOf(missing);
+    }
+
+    /**
+     * One member's part of a backup.
+     *
+     * @param node    the member's URL
+     * @param records records in its files
+     * @param bytes   bytes of its files
+     * @param files   its files, in key order (a part is split into files at {@code dht.backup.file-size})
+     */
+    public record MemberPart(String node, long records, long bytes, List<BackupFileWriter.FileSummary> files) {
+        /** Null becomes an empty list. */
+        public MemberPart {
+            files = files == null ? List.of() : List.copyOf(files);
+        }
+
+        /** The JSON of this part (the body of {@code POST /internal/backup}'s answer). */
+        public byte[] toJson() {
+            return JSON.writeValueAsBytes(this);
+        }
+
+        /**
+         * Reads {@link #toJson()}'s bytes.
+         *
+         * @throws BackupCorruptException if they are not a member part
+         */
+        public static MemberPart fromJson(byte[] json) {
+            try {
+                return JSON.readValue(json, MemberPart.class);
+            } catch (JacksonException e) {
+                throw new BackupCorruptException("member part: malformed JSON: " + e.getOriginalMessage(), e);
+            }
+        }
+    }
+
+    /** This manifest with {@code state}, {@code error} and {@code endedAt} replaced. */
+    public BackupManifest ended(String newState, String newError, String newEndedAt, List<MemberPart> newNodes,
+                                List<String> newMissing) {
+        return new BackupManifest(formatVersion, id, newState, newError, startedAt, newEndedAt, epoch,
+                replicationFactor, members, newNodes, newMissing);
+    }
+
+    /** Records of every member part. */
+    public long records() {
+        return nodes.stream().mapToLong(MemberPart::records).sum();
+    }
+
+    /** Bytes of every member part's files. */
+    public long bytes() {
+        return nodes.stream().mapToLong(MemberPart::bytes).sum();
+    }
+
+    /** The manifest as indented JSON, UTF-8. */
+    public byte[] toJson() {
+        return JSON.writeValueAsBytes(this);
+    }
+
+    /**
+     * Reads a manifest; {@code name} names it in messages.
+     *
+     * @throws BackupCorruptException if it is not JSON, lacks a format version, or has one this code does not know
+     */
+    public static BackupManifest fromJson(String name, byte[] json) {
+        try {
+            JsonNode tree = JSON.readTree(json);
+            JsonNode version = tree.get("formatVersion");
+            if (version == null || !version.isIntegralNumber()) {
+                throw new BackupCorruptException(name + ": no formatVersion (not a backup manifest)");
+            }
+            if (version.asInt() != BackupFileFormat.VERSION) {
+                throw new BackupCorruptException(name + ": format version " + version.asInt()
+                        + " is unknown to this version (it reads version " + BackupFileFormat.VERSION + ")");
+            }
+            return JSON.treeToValue(tree, BackupManifest.class);
+        } catch (JacksonException e) {
+            throw new BackupCorruptException(name + ": malformed JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    @Override
+    public String toString() {
+        return new String(toJson(), StandardCharsets.UTF_8);
+    }
+}

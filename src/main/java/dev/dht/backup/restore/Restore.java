@@ -1,0 +1,184 @@
+package dev.dht.backup.restore;
+
+import com.google.common.util.concurrent.RateLimiter;
+import dev.dht.backup.format.BackupCorruptException;
+import dev.dht.backup.format.BackupManifest;
+import dev.dht.backup.format.BackupManifest.MemberPart;
+import dev.dht.backup.format.BackupFileWriter.FileSummary;
+import dev.dht.backup.location.BackupLocation;
+import dev.dht.storage.KeyedRecord;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.nio.file.NoSuchFileException;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+
+/**
+ * Reads one backup and verifies it, or restores it into a {@link TargetCluster}: the members' files merged into one
+ * key-ordered stream with one record per key ({@link MergedRecords}), expired values skipped, written in batches of
+ * up to {@value #BATCH_RECORDS} records with up to {@value #IN_FLIGHT} batches in flight, paced, and checkpointed in
+ * key order so that a restore stopped at any point resumes after the last batch acknowledged. Memory: the batches in
+ * flight and one block per member. Blocking: runs on the caller's thread.
+ */
+final class Restore {
+    static final int BATCH_RECORDS = 512;
+    static final int IN_FLIGHT = 8;
+    private final BackupLocation location;
+    private final String backupId;
+    private final PrintStream out;
+    private final boolean terminal;
+
+    Restore(BackupLocation location, String backupId, PrintStream out, boolean terminal) {
+        this.location = location;
+        this.backupId = backupId;
+        this.out = out;
+        this.terminal = terminal;
+    }
+
+    /**
+     * The backup's manifest, which must say {@code done}.
+     *
+     * @throws RestoreException       if there is none or the backup did not complete
+     * @throws BackupCorruptException if it does not read or its version is unknown
+     */
+    BackupManifest manifest() {
+        String name = backupId + "/" + BackupManifest.FILE_NAME;
+        BackupManifest manifest;
+        try (InputStream in = location.open(backupId, BackupManifest.FILE_NAME)) {
+            manifest = BackupManifest.fromJson(name, in.readAllBytes());
+        } catch (NoSuchFileException e) {
+            throw new RestoreException("no backup " + backupId + " at " + location.describe());
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot read " + name + " at " + location.describe() + ": " + e, e);
+        }
+        if (!BackupManifest.DONE.equals(manifest.state())) {
+            throw new RestoreException("backup " + backupId + " is " + manifest.state()
+                    + (manifest.error() == null ? "" : " (" + manifest.error() + ")") + ": only a done backup restores");
+        }
+        return manifest;
+    }
+
+    /**
+     * Reads every file of the backup end to end, checking every block's checksum, the trailers and the SHA-256 of
+     * the manifest; returns the records read.
+     *
+     * @throws BackupCorruptException naming file and block on the first mismatch or truncation
+     */
+    long verify() {
+        BackupManifest manifest = manifest();
+        long records = 0;
+        for (MemberPart part : manifest.nodes()) {
+            long partRecords = 0;
+            try (PartRecords reader = new PartRecords(location, backupId, part.files())) {
+                while (reader.hasNext()) {
+                    reader.next();
+                    partRecords++;
+                }
+            }
+            if (partRecords != part.records()) {
+                throw new BackupCorruptException(backupId + ": part of " + part.node() + " holds " + partRecords
+                        + " records, the manifest says " + part.records());
+            }
+            records += partRecords;
+            out.println("verified " + part.node() + ": " + part.files().stream().map(FileSummary::name).toList()
+                    + ", " + partRecords + " records");
+        }
+        return records;
+    }
+
+    /**
+     * Restores the backup into {@code target}, resuming after {@code checkpoint}'s last key; returns the records
+     * written. {@code rate}: records per second written, at most.
+     *
+     * @throws RestoreException       if a record was not acknowledged by a majority of its replicas (after retries)
+     * @throws BackupCorruptException if a file does not read (nothing after the failing block is written)
+     */
+    long run(TargetCluster target, RestoreCheckpoint checkpoint, double rate, long nowMillis) {
+        BackupManifest manifest = manifest();
+        List<PartRecords> parts = new ArrayList<>();
+        for (MemberPart part : manifest.nodes()) {
+            parts.add(new PartRecords(location, backupId, part.files()));
+        }
+        RateLimiter pace = RateLimiter.create(rate);
+        RestoreProgress progress = new RestoreProgress(out, terminal, manifest.records());
+        Deque<Batch> window = new ArrayDeque<>();
+        long written = checkpoint.records();
+        long bytes = 0;
+        long expired = 0;
+        try {
+            MergedRecords merged = new MergedRecords(parts);
+            byte[] resumeAfter = checkpoint.lastKey();
+            if (resumeAfter != null) {
+                out.println("resuming backup " + backupId + " after " + written + " records acknowledged before");
+            }
+            List<KeyedRecord> batch = new ArrayList<>();
+            byte[] batchLastKey = null;
+            while (merged.hasNext()) {
+                KeyedRecord entry = merged.next();
+                if (resumeAfter != null && Arrays.compareUnsigned(entry.key(), resumeAfter) <= 0) {
+                    continue;
+                }
+                batchLastKey = entry.key();
+                if (entry.record().isExpiredAt(nowMillis)) {
+                    expired++;
+                } else {
+                    batch.add(entry);
+                    bytes += entry.key().length + entry.record().value().length;
+                }
+                if (batch.size() >= BATCH_RECORDS) {
+                    pace.acquire(batch.size());
+                    window.add(new Batch(batchLastKey, batch.size(), target.write(batch)));
+                    batch = new ArrayList<>();
+                    if (window.size() >= IN_FLIGHT) {
+                        written += acknowledge(window.poll(), checkpoint);
+                    }
+                    while (!window.isEmpty() && window.peek().write().isDone()) {
+                        written += acknowledge(window.poll(), checkpoint);
+                    }
+                }
+                progress.update(merged.read(), written, bytes, false);
+            }
+            if (batchLastKey != null) {
+                if (!batch.isEmpty()) {
+                    pace.acquire(batch.size());
+                }
+                window.add(new Batch(batchLastKey, batch.size(),
+                        batch.isEmpty() ? CompletableFuture.completedFuture(null) : target.write(batch)));
+            }
+            while (!window.isEmpty()) {
+                written += acknowledge(window.poll(), checkpoint);
+            }
+            progress.update(merged.read(), written, bytes, true);
+        } finally {
+            checkpoint.flush();
+            parts.forEach(PartRecords::close);
+        }
+        out.println("restored backup " + backupId + ": " + written + " records acknowledged at a majority of their"
+                + " replicas, " + expired + " expired values skipped");
+        return written;
+    }
+
+    private record Batch(byte[] lastKey, int records, CompletableFuture<Void> write) {
+    }
+
+    /** Waits for {@code batch}, then moves the checkpoint past it; returns its records. */
+    private static long acknowledge(Batch batch, RestoreCheckpoint checkpoint) {
+        try {
+            batch.write().join();
+        } catch (CompletionException e) {
+            if (e.getCause() instanceof RuntimeException cause) {
+                throw cause;
+            }
+            throw e;
+        }
+        checkpoint.advance(batch.lastKey(), batch.records());
+        return batch.records();
+    }
+}

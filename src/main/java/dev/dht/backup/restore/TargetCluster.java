@@ -1,0 +1,215 @@
+package dev.dht.backup.restore;
+
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.Member;
+import dev.dht.cluster.MemberState;
+import dev.dht.cluster.Node;
+import dev.dht.cluster.Placement;
+import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.PeerEndpoint;
+import dev.dht.peer.RangeFrameCodec;
+import dev.dht.storage.KeyedRecord;
+import dev.dht.storage.Record;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The cluster a backup is restored into: its view read once from {@code GET /actuator/cluster}, and writes of
+ * record batches to each key's replicas under that view ({@link Placement#newReplicasAtMost}; the record's own
+ * replica count, at least the target's replication factor, capped at its size: {@link #placed}) through the internal write path ({@code POST /internal/records},
+ * {@code PUT /internal/record} for a record too large for a batch) with the cluster secret, so records keep their
+ * timestamps and the replicas' last-write-wins keeps whichever version is newer. A call that fails is retried with
+ * backoff ({@value #ATTEMPTS} attempts); a batch succeeds when every record was acknowledged by a majority of its
+ * replicas. Asynchronous (the JDK's HttpClient); thread-safe.
+ */
+final class TargetCluster {
+    static final int ATTEMPTS = 6;
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private final HttpClient http;
+    private final String secret;
+    private final Placement placement;
+    private final int replicationFactor;
+
+    TargetCluster(HttpClient http, String secret, Placement placement) {
+        this.http = http;
+        this.secret = secret;
+        this.placement = placement;
+        this.replicationFactor = Math.min(Record.MAX_FROM, placement.view().replicationFactor());
+    }
+
+    /**
+     * Reads the view of the first of {@code nodes} that answers {@code GET /actuator/cluster}.
+     *
+     * @throws RestoreException if none answers, or a membership change is in progress there
+     */
+    static TargetCluster connect(HttpClient http, String secret, List<URI> nodes) throws InterruptedException {
+        List<String> failures = new ArrayList<>();
+        for (URI node : nodes) {
+            try {
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(node.resolve("/actuator/cluster"))
+                        .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+                if (response.statusCode() != 200) {
+                    failures.add(node + ": " + response.statusCode());
+                    continue;
+                }
+                return new TargetCluster(http, secret, new Placement(view(node, JSON.readTree(response.body()))));
+            } catch (IOException e) {
+                failures.add(node + ": " + e);
+            }
+        }
+        throw new RestoreException("cannot read the target cluster's view (GET /actuator/cluster): " + failures);
+    }
+
+    private static ClusterView view(URI node, JsonNode view) {
+        if (!view.path("change").isNull() && !view.path("change").isMissingNode()) {
+            throw new RestoreException("the target cluster is changing its membership (" + node
+                    + " says change " + view.get("change") + "): restore once it completed");
+        }
+        List<Member> members = new ArrayList<>();
+        for (JsonNode member : view.get("members")) {
+            members.add(new Member(URI.create(member.get("node").asString()),
+                    MemberState.valueOf(member.get("state").asString())));
+        }
+        return new ClusterView(view.get("epoch").asLong(), view.get("replicationFactor").asInt(), members);
+    }
+
+    /** The target's placement. */
+    Placement placement() {
+        return placement;
+    }
+
+    /**
+     * Writes {@code batch} to each record's replicas; completes once every record was acknowledged by a majority of
+     * its replicas, or fails with {@link RestoreException} naming the replicas that did not acknowledge.
+     */
+    CompletableFuture<Void> write(List<KeyedRecord> batch) {
+        Map<Node, List<KeyedRecord>> byReplica = new LinkedHashMap<>();
+        Map<KeyedRecord, List<Node>> replicasOf = new HashMap<>();
+        for (KeyedRecord original : batch) {
+            KeyedRecord entry = placed(original);
+            List<Node> replicas = placement.newReplicasAtMost(entry.key(), entry.record().from());
+            replicasOf.put(entry, replicas);
+            for (Node replica : replicas) {
+                byReplica.computeIfAbsent(replica, node -> new ArrayList<>()).add(entry);
+            }
+        }
+        Map<Node, CompletableFuture<String>> calls = new LinkedHashMap<>();
+        byReplica.forEach((node, entries) -> calls.put(node, send(node, entries)));
+        return CompletableFuture.allOf(calls.values().toArray(CompletableFuture[]::new)).thenRun(() -> {
+            Map<Node, String> failed = new LinkedHashMap<>();
+            calls.forEach((node, call) -> {
+                String error = call.join();
+                if (error != null) {
+                    failed.put(node, error);
+                }
+            });
+            if (failed.isEmpty()) {
+                return;
+            }
+            for (Map.Entry<KeyedRecord, List<Node>> entry : replicasOf.entrySet()) {
+                List<Node> replicas = entry.getValue();
+                long acked = replicas.stream().filter(node -> !failed.containsKey(node)).count();
+                if (acked < replicas.size() / 2 + 1) {
+                    throw new RestoreException("key " + new String(entry.getKey().key(), StandardCharsets.UTF_8)
+                            + ": " + acked + " of " + replicas.size() + " replicas acknowledged, "
+                            + (replicas.size() / 2 + 1) + " needed; failed: " + failed);
+                }
+            }
+        });
+    }
+
+    /**
+     * {@code entry} with its replica count raised to the target's replication factor if it was lower (both capped at
+     * the target's size): a record written at {@code 1/1} is restored to as many replicas as one written with the
+     * default, so that reads at the target's majority see it and repair keeps its copies alike. The same version
+     * otherwise (timestamp, value, expiry); at equal timestamps the larger replica count wins last-write-wins, so it
+     * also replaces the original's copy in a restore into the same cluster, with the same value.
+     */
+    KeyedRecord placed(KeyedRecord entry) {
+        Record record = entry.record();
+        int from = Math.max(placement.placedFrom(record.from()), placement.placedFrom(replicationFactor));
+        if (from == record.from()) {
+            return entry;
+        }
+        Record raised = record.isTombstone()
+                ? Record.tombstone(record.timestamp(), from)
+                : Record.value(record.timestamp(), record.value(), from, record.expiresAtMillis());
+        return new KeyedRecord(entry.key(), raised);
+    }
+
+    /** {@code entries} to {@code node} in batches under the batch limit; null once all applied, else the error. */
+    private CompletableFuture<String> send(Node node, List<KeyedRecord> entries) {
+        CompletableFuture<String> all = CompletableFuture.completedFuture(null);
+        List<KeyedRecord> chunk = new ArrayList<>();
+        int bytes = 4;
+        List<HttpRequest> requests = new ArrayList<>();
+        for (KeyedRecord entry : entries) {
+            int frame = RangeFrameCodec.frameBytes(entry);
+            if (frame + 4 > InternalProtocol.BATCH_MAX_BYTES) {
+                URI uri = PeerEndpoint.WRITE.uri(node, new String(entry.key(), StandardCharsets.UTF_8));
+                requests.add(request(uri, "PUT", entry.record().encode()));
+                continue;
+            }
+            if (bytes + frame > InternalProtocol.BATCH_MAX_BYTES) {
+                requests.add(request(PeerEndpoint.WRITE_BATCH.uri(node), "POST", RangeFrameCodec.encodeBatch(chunk)));
+                chunk = new ArrayList<>();
+                bytes = 4;
+            }
+            chunk.add(entry);
+            bytes += frame;
+        }
+        if (!chunk.isEmpty()) {
+            requests.add(request(PeerEndpoint.WRITE_BATCH.uri(node), "POST", RangeFrameCodec.encodeBatch(chunk)));
+        }
+        for (HttpRequest request : requests) {
+            all = all.thenCompose(error -> error != null ? CompletableFuture.completedFuture(error) : attempt(request, 1));
+        }
+        return all;
+    }
+
+    private HttpRequest request(URI uri, String method, byte[] body) {
+        return HttpRequest.newBuilder(uri)
+                .timeout(Duration.ofSeconds(30))
+                .header(InternalProtocol.SECRET_HEADER, secret)
+                .header("Content-Type", "application/octet-stream")
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body))
+                .build();
+    }
+
+    /** One call, retried with backoff on 5xx and I/O errors; null when applied, else why not. */
+    private CompletableFuture<String> attempt(HttpRequest request, int attempt) {
+        return http.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+                .handle((response, error) -> {
+                    if (error == null && response.statusCode() / 100 == 2) {
+                        return null;
+                    }
+                    return error != null ? error.toString()
+                            : response.statusCode() + " " + response.body().strip();
+                })
+                .thenCompose(error -> {
+                    boolean retriable = error != null && !error.startsWith("4");
+                    if (!retriable || attempt >= ATTEMPTS) {
+                        return CompletableFuture.completedFuture(error == null ? null
+                                : request.method() + " " + request.uri() + ": " + error);
+                    }
+                    long delayMs = Math.min(5_000, 200L << (attempt - 1));
+                    return CompletableFuture.supplyAsync(() -> null,
+                                    CompletableFuture.delayedExecutor(delayMs, TimeUnit.MILLISECONDS))
+                            .thenCompose(ignored -> attempt(request, attempt + 1));
+                });
+    }
+}

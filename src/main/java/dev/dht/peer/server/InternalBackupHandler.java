@@ -1,0 +1,47 @@
+package dev.dht.peer.server;
+
+import dev.dht.api.RequestParameters;
+import dev.dht.backup.BackupRefusedException;
+import dev.dht.backup.MemberBackup;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.ServerRequest;
+import org.springframework.web.reactive.function.server.ServerResponse;
+import reactor.core.publisher.Mono;
+
+/**
+ * The serving side of {@code POST /internal/backup?id=ID} ({@link dev.dht.peer.PeerEndpoint#BACKUP}): writes this
+ * node's part of the backup ({@link MemberBackup}, on the backup scheduler) and answers 200 with the part's JSON once
+ * done; 409 with the reason if refused (no location, a part already running), 400 for a malformed id, 500 with the
+ * failure's message if writing failed. Guarded by {@link ClusterSecretFilter}.
+ */
+public final class InternalBackupHandler {
+    private static final Logger LOG = LoggerFactory.getLogger(InternalBackupHandler.class);
+    private final MemberBackup backup;
+
+    /** The handler over this node's {@code backup}. */
+    public InternalBackupHandler(MemberBackup backup) {
+        this.backup = backup;
+    }
+
+    /** Writes this node's part, as described above. */
+    public Mono<ServerResponse> backup(ServerRequest request) {
+        String id = RequestParameters.required(request, "id");
+        if (!id.matches("[A-Za-z0-9][A-Za-z0-9_-]{0,99}")) {
+            return text(HttpStatus.BAD_REQUEST, "malformed backup id");
+        }
+        return backup.run(id)
+                .flatMap(part -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(part.toJson()))
+                .onErrorResume(BackupRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()))
+                .onErrorResume(e -> !(e instanceof BackupRefusedException), failed -> {
+                    LOG.warn("backup {}: this node's part failed", id, failed);
+                    return text(HttpStatus.INTERNAL_SERVER_ERROR, String.valueOf(failed.getMessage()));
+                });
+    }
+
+    private static Mono<ServerResponse> text(HttpStatus status, String message) {
+        return ServerResponse.status(status).contentType(MediaType.TEXT_PLAIN).bodyValue(message + "\n");
+    }
+}

@@ -1,0 +1,303 @@
+package dev.dht.backup;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.dht.testing.Backups;
+import dev.dht.testing.Backups.RestoreRun;
+import dev.dht.testing.DhtClient;
+import dev.dht.testing.InProcessCluster;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ForkJoinPool;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntConsumer;
+import java.util.function.IntSupplier;
+import java.util.stream.IntStream;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Cluster backups to a directory while a 3-node cluster serves, and restores with the {@code restore} command, all
+ * with real nodes in this JVM: a backup taken under write load restores into a 5-node cluster with every write
+ * acknowledged before it (values in their version, deletes deleted even over older values the target held, expired
+ * values absent); a member down fails the
+ * backup naming it, unless allowMissing; a flipped byte and a truncated file are refused by {@code --verify} and
+ * {@code restore}; a restore into the source cluster keeps writes newer than the backup; a restore cut off resumes
+ * from its checkpoint.
+ */
+class BackupRestoreTest {
+    private static final Duration BACKUP_TIMEOUT = Duration.ofMinutes(2);
+    private static final int KEYS = 2_000;
+
+    @TempDir
+    Path root;
+    private InProcessCluster source;
+    private InProcessCluster target;
+
+    @AfterEach
+    void close() {
+        if (target != null) {
+            target.close();
+        }
+        if (source != null) {
+            source.close();
+        }
+    }
+
+    private Path backups() {
+        return root.resolve("backups");
+    }
+
+    private InProcessCluster startSource() {
+        source = InProcessCluster.start(3, root.resolve("source"), Map.of(
+                "dht.backup.location", "file:" + backups(), "dht.replica-timeout", "10s", "dht.repair.interval", "0"));
+        return source;
+    }
+
+    /**
+     * Key {@code key-i}: i % 10 == 0 written then deleted, 1 written with a 1 s TTL (expired by the restore), 2 with
+     * an hour's TTL, the rest plain values; odd keys at 1/1 (one copy), even ones at the default 2/3.
+     */
+    private static void writeKeys(DhtClient client, int count) {
+        inParallel(count, i -> {
+            String replicas = i % 2 == 1 ? "1/1" : null;
+            String id = "key-" + i;
+            String query = "/v0/entity?id=" + id + (replicas == null ? "" : "&replicas=" + replicas);
+            String ttl = i % 10 == 1 ? "&ttl=1" : i % 10 == 2 ? "&ttl=3600" : "";
+            byte[] value = value(i).getBytes(StandardCharsets.UTF_8);
+            untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
+            if (i % 10 == 0) {
+                untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
+            }
+        });
+    }
+
+    /**
+     * Sends a request again while it is answered 503 or 504, as a client honouring Retry-After does on this shared
+     * machine (a 503 stored nothing; a 504 may have, and the same value is stored again), then checks the answer.
+     */
+    private static void untilAnswered(IntSupplier request, int expected, String what) {
+        int status = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                .until(request::getAsInt, answer -> !overloadedOrLate(answer));
+        assertThat(status).as(what).isEqualTo(expected);
+    }
+
+    private static boolean overloadedOrLate(int status) {
+        return status == 503 || status == 504;
+    }
+
+    private static String value(int i) {
+        return "value-" + i + "-" + "x".repeat(i % 97);
+    }
+
+    /** Every key of {@link #writeKeys} reads as written at 2/3 (or absent if deleted or expired). */
+    private static void assertRestored(DhtClient client, int count) {
+        inParallel(count, i -> {
+            HttpResponse<byte[]> read = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(100))
+                    .until(() -> client.get("key-" + i, "2/3"), answer -> !overloadedOrLate(answer.statusCode()));
+            if (i % 10 == 0 || i % 10 == 1) {
+                assertThat(read.statusCode()).as("key-%d (deleted or expired)", i).isEqualTo(404);
+            } else {
+                assertThat(read.statusCode()).as("key-%d", i).isEqualTo(200);
+                assertThat(new String(read.body(), StandardCharsets.UTF_8)).isEqualTo(value(i));
+            }
+        });
+    }
+
+    @Test
+    void backupUnderWriteLoadRestoresIntoALargerCluster() throws Exception {
+        target = InProcessCluster.start(5, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        for (int i = 0; i < KEYS; i += 10) {
+            String id = "key-" + i;
+            await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+                    .until(() -> target.client(0).put(id, "stale", "3/3") == 201);
+        }
+        startSource();
+        writeKeys(source.client(0), KEYS);
+        AtomicBoolean loading = new AtomicBoolean(true);
+        AtomicInteger loadWrites = new AtomicInteger();
+        Thread load = new Thread(() -> {
+            while (loading.get()) {
+                int n = loadWrites.incrementAndGet();
+                source.client(n % 3).put("load-" + n, "during-backup", null);
+            }
+        });
+        load.start();
+        String id;
+        JsonNode backup;
+        try {
+            id = Backups.start(source.client(1), false);
+            backup = Backups.awaitEnd(source.client(1), id, BACKUP_TIMEOUT);
+        } finally {
+            loading.set(false);
+            load.join();
+        }
+
+        assertThat(backup.get("state").asText()).as("backup %s", backup).isEqualTo("done");
+        assertThat(backup.get("nodes")).hasSize(3);
+        assertThat(backup.get("records").asLong()).as("every copy of every key").isGreaterThan(KEYS);
+        assertThat(loadWrites.get()).as("writes served during the backup").isPositive();
+        JsonNode listed = Backups.list(source.client(2)).get("backups");
+        assertThat(listed).hasSize(1);
+        assertThat(listed.get(0).get("id").asText()).isEqualTo(id);
+        String metrics = new String(source.client(0).send("GET", "/actuator/prometheus", new byte[0]).body(),
+                StandardCharsets.UTF_8);
+        assertThat(metrics).contains("dht_backup_records_total").contains("dht_backup_last_success_time");
+        await().atMost(Duration.ofSeconds(10)).until(() -> source.client(0).get("key-1", "2/3").statusCode() == 404);
+
+        RestoreRun run = Backups.restore("--from", "file:" + backups(), "--backup", id,
+                "--into", target.url(0) + "," + target.url(1));
+
+        assertThat(run.status()).as("restore: %s %s", run.out(), run.err()).isZero();
+        assertThat(run.out()).contains("expired values skipped");
+        assertRestored(target.client(3), KEYS);
+        assertThat(target.client(4).get("key-0", "3/3").statusCode()).as("stale value under a restored tombstone")
+                .isEqualTo(404);
+    }
+
+    @Test
+    void memberDownFailsTheBackupNamingItUnlessMissingIsAllowed() {
+        startSource();
+        writeKeys(source.client(0), 200);
+        URI down = source.url(2);
+        source.stop(2);
+
+        JsonNode failed = Backups.awaitEnd(source.client(0), Backups.start(source.client(0), false), BACKUP_TIMEOUT);
+        JsonNode allowed = Backups.awaitEnd(source.client(0), Backups.start(source.client(0), true), BACKUP_TIMEOUT);
+
+        assertThat(failed.get("state").asText()).isEqualTo("failed");
+        assertThat(failed.get("error").asText()).contains("member " + down + " failed");
+        assertThat(allowed.get("state").asText()).as("%s", allowed).isEqualTo("done");
+        assertThat(allowed.get("missing").get(0).asText()).isEqualTo(down.toString());
+        RestoreRun refused = Backups.restore("--from", "file:" + backups(), "--backup", failed.get("id").asText(),
+                "--verify");
+        assertThat(refused.status()).isEqualTo(1);
+        assertThat(refused.err()).contains("is failed");
+    }
+
+    @Test
+    void flippedByteAndTruncatedFileAreRefusedNamingFileAndBlock() throws IOException {
+        startSource();
+        writeKeys(source.client(0), KEYS);
+        String id = Backups.start(source.client(0), false);
+        assertThat(Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        assertThat(Backups.restore("--from", "file:" + backups(), "--backup", id, "--verify").status()).isZero();
+        Path file = memberFiles(id)[0];
+        byte[] original = Files.readAllBytes(file);
+        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+
+        byte[] flipped = original.clone();
+        flipped[40] ^= 0x10;
+        Files.write(file, flipped);
+        RestoreRun verifyFlipped = Backups.restore("--from", "file:" + backups(), "--backup", id, "--verify");
+        RestoreRun restoreFlipped = Backups.restore("--from", "file:" + backups(), "--backup", id,
+                "--into", target.url(0).toString(), "--checkpoint", root.resolve("flipped.checkpoint").toString());
+        Files.write(file, java.util.Arrays.copyOf(original, original.length / 2));
+        RestoreRun verifyTruncated = Backups.restore("--from", "file:" + backups(), "--backup", id, "--verify");
+        RestoreRun restoreTruncated = Backups.restore("--from", "file:" + backups(), "--backup", id,
+                "--into", target.url(0).toString(), "--checkpoint", root.resolve("cut.checkpoint").toString());
+
+        String name = id + "/" + file.getFileName();
+        assertThat(verifyFlipped.status()).isEqualTo(1);
+        assertThat(verifyFlipped.err()).contains(name + " block 0: checksum mismatch");
+        assertThat(restoreFlipped.status()).isEqualTo(1);
+        assertThat(restoreFlipped.err()).contains(name + " block 0");
+        assertThat(verifyTruncated.status()).isEqualTo(1);
+        assertThat(verifyTruncated.err()).contains(name).contains("truncated");
+        assertThat(restoreTruncated.status()).isEqualTo(1);
+        assertThat(restoreTruncated.err()).contains(name).contains("truncated");
+    }
+
+    @Test
+    void restoreIntoTheSameClusterKeepsNewerWrites() {
+        startSource();
+        DhtClient client = source.client(0);
+        writeKeys(client, 200);
+        String id = Backups.start(client, false);
+        assertThat(Backups.awaitEnd(client, id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        assertThat(client.put("key-3", "newer", null)).isEqualTo(201);
+        assertThat(client.delete("key-4", null)).isEqualTo(202);
+        assertThat(client.put("key-10", "back after its delete", null)).isEqualTo(201);
+
+        RestoreRun run = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into", source.url(1).toString(),
+                "--checkpoint", root.resolve("same.checkpoint").toString());
+
+        assertThat(run.status()).as("%s %s", run.out(), run.err()).isZero();
+        assertThat(new String(client.get("key-3", "3/3").body(), StandardCharsets.UTF_8)).isEqualTo("newer");
+        assertThat(client.get("key-4", "3/3").statusCode()).isEqualTo(404);
+        assertThat(new String(client.get("key-10", "3/3").body(), StandardCharsets.UTF_8))
+                .isEqualTo("back after its delete");
+        assertThat(new String(client.get("key-5", "2/3").body(), StandardCharsets.UTF_8)).isEqualTo(value(5));
+    }
+
+    @Test
+    void restoreCutOffResumesFromItsCheckpoint() throws Exception {
+        startSource();
+        writeKeys(source.client(0), KEYS);
+        String id = Backups.start(source.client(0), false);
+        assertThat(Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "2s"));
+        Path checkpoint = root.resolve("resume.checkpoint");
+        // at 20 records/s the second batch of 512 waits 25 s after the first is acknowledged (its checkpoint): time
+        // enough to stop two of the three nodes, so that the restore is cut off with batches left
+        Thread cut = new Thread(() -> {
+            await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(20)).until(() -> Files.exists(checkpoint));
+            target.stop(1);
+            target.stop(2);
+        });
+        cut.start();
+
+        RestoreRun first = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into",
+                target.url(0).toString(), "--rate", "20", "--checkpoint", checkpoint.toString());
+        cut.join();
+        target.start(1);
+        target.start(2);
+        RestoreRun second = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into",
+                target.url(0).toString(), "--checkpoint", checkpoint.toString());
+
+        assertThat(first.status()).as("cut off: %s", first.out()).isEqualTo(1);
+        assertThat(first.err()).contains("replicas acknowledged");
+        assertThat(second.status()).as("%s %s", second.out(), second.err()).isZero();
+        assertThat(second.out()).contains("resuming backup " + id);
+        assertThat(checkpoint).doesNotExist();
+        assertRestored(target.client(0), KEYS);
+    }
+
+    private Path[] memberFiles(String id) throws IOException {
+        try (Stream<Path> files = Files.list(backups().resolve(id))) {
+            return files.filter(path -> path.toString().endsWith(".dhtb")).sorted().toArray(Path[]::new);
+        }
+    }
+
+    /** Runs {@code action} for 0..count-1 on 8 threads. */
+    private static void inParallel(int count, IntConsumer action) {
+        ForkJoinPool pool = new ForkJoinPool(8);
+        try {
+            pool.submit(() -> IntStream.range(0, count).parallel().forEach(action)).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof AssertionError assertion) {
+                throw assertion;
+            }
+            throw new IllegalStateException(e.getCause());
+        } finally {
+            pool.shutdown();
+        }
+    }
+}

@@ -1,0 +1,132 @@
+package dev.dht.backup;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.dht.testing.Backups;
+import dev.dht.testing.Backups.RestoreRun;
+import dev.dht.testing.InProcessCluster;
+import dev.dht.testing.S3ProxyServer;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import software.amazon.awssdk.auth.credentials.AwsBasicCredentials;
+import software.amazon.awssdk.auth.credentials.StaticCredentialsProvider;
+import software.amazon.awssdk.regions.Region;
+import software.amazon.awssdk.services.s3.S3Client;
+
+/**
+ * Backups to S3, against a real S3-compatible server (S3Proxy in a process of its own): a 3-node cluster backs up
+ * to {@code s3://bucket/prefix} through an endpoint override with path-style access, each member's part large
+ * enough to be several multipart parts and split into two files; the backup lists, verifies and restores into
+ * another cluster from S3, and a delete removes its objects.
+ */
+class S3BackupTest {
+    private static final String BUCKET = "dht-backups";
+    private static final int KEYS = 400;
+    private static final int VALUE_BYTES = 48 * 1024;
+
+    @TempDir
+    Path root;
+    private S3ProxyServer s3;
+    private InProcessCluster source;
+    private InProcessCluster target;
+
+    @BeforeEach
+    void startS3() throws Exception {
+        assumeTrue(Files.isRegularFile(S3ProxyServer.jar()), "target/s3proxy/s3proxy.jar missing: run through Maven");
+        s3 = S3ProxyServer.start(root.resolve("s3"));
+        System.setProperty("aws.accessKeyId", S3ProxyServer.ACCESS_KEY);
+        System.setProperty("aws.secretAccessKey", S3ProxyServer.SECRET_KEY);
+        try (S3Client client = client()) {
+            client.createBucket(request -> request.bucket(BUCKET));
+        }
+    }
+
+    @AfterEach
+    void stop() {
+        for (AutoCloseable closeable : new AutoCloseable[] {target, source, s3}) {
+            try {
+                if (closeable != null) {
+                    closeable.close();
+                }
+            } catch (Exception ignored) {
+                // closing the rest matters more
+            }
+        }
+        System.clearProperty("aws.accessKeyId");
+        System.clearProperty("aws.secretAccessKey");
+    }
+
+    private S3Client client() {
+        return S3Client.builder().endpointOverride(s3.endpoint()).forcePathStyle(true).region(Region.US_EAST_1)
+                .credentialsProvider(StaticCredentialsProvider.create(
+                        AwsBasicCredentials.create(S3ProxyServer.ACCESS_KEY, S3ProxyServer.SECRET_KEY)))
+                .build();
+    }
+
+    @Test
+    void backupToS3RestoresFromS3() {
+        String location = "s3://" + BUCKET + "/cluster-a";
+        source = InProcessCluster.start(3, root.resolve("source"), Map.of(
+                "dht.backup.location", location,
+                "dht.backup.s3-endpoint", s3.endpoint().toString(),
+                "dht.backup.s3-path-style", "true",
+                "dht.backup.file-size", "10MB",
+                "dht.replica-timeout", "10s"));
+        Random random = new Random(7);
+        byte[][] values = new byte[KEYS][];
+        for (int i = 0; i < KEYS; i++) {
+            values[i] = new byte[VALUE_BYTES];
+            random.nextBytes(values[i]);
+            assertThat(source.client(i % 3).put("blob-" + i, values[i], null)).isEqualTo(201);
+        }
+
+        String id = Backups.start(source.client(0), false);
+        JsonNode backup = Backups.awaitEnd(source.client(0), id, Duration.ofMinutes(3));
+
+        assertThat(backup.get("state").asText()).as("%s", backup).isEqualTo("done");
+        assertThat(backup.get("bytes").asLong()).as("three copies of ~19 MB").isGreaterThan(3L * KEYS * VALUE_BYTES);
+        try (S3Client client = client()) {
+            long files = client.listObjectsV2(request -> request.bucket(BUCKET).prefix("cluster-a/" + id + "/"))
+                    .contents().stream().filter(object -> object.key().endsWith(".dhtb")).count();
+            assertThat(files).as("each member's part split at 10MB").isGreaterThanOrEqualTo(6);
+        }
+        String[] s3Options = {"--s3-endpoint", s3.endpoint().toString(), "--s3-path-style"};
+        RestoreRun verify = Backups.restore(concat(new String[] {"--from", location, "--backup", id, "--verify"}, s3Options));
+        assertThat(verify.status()).as("%s %s", verify.out(), verify.err()).isZero();
+
+        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        RestoreRun restore = Backups.restore(concat(new String[] {"--from", location, "--backup", id,
+                "--into", target.url(0).toString(), "--checkpoint", root.resolve("s3.checkpoint").toString()}, s3Options));
+
+        assertThat(restore.status()).as("%s %s", restore.out(), restore.err()).isZero();
+        for (int i = 0; i < KEYS; i++) {
+            HttpResponse<byte[]> read = target.client(i % 3).get("blob-" + i, "2/3");
+            assertThat(read.statusCode()).isEqualTo(200);
+            assertThat(read.body()).isEqualTo(values[i]);
+        }
+        HttpResponse<byte[]> deleted = source.client(1).admin("DELETE", "/actuator/backups/" + id, null,
+                InProcessCluster.SECRET);
+        assertThat(deleted.statusCode()).isEqualTo(204);
+        try (S3Client client = client()) {
+            assertThat(client.listObjectsV2(request -> request.bucket(BUCKET).prefix("cluster-a/" + id + "/"))
+                    .contents()).isEmpty();
+        }
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
+    }
+}

@@ -1,0 +1,157 @@
+package dev.dht.membership;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.dht.testing.InProcessCluster;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Membership changes that lose a node they involve, in one JVM: the view log's leader drives every change, so a
+ * change goes on (or is rolled back) when the node that started it, the leader or the joiner dies, and any dead
+ * member can be removed, the first one too. The members hold their streams, so that a join stays in its streaming
+ * phase until the test has stopped a node.
+ */
+class MembershipFailoverTest {
+    private static final Duration CHANGE_TIME = Duration.ofSeconds(90);
+    /** A change rolls back 5 s after a member it waits for stopped answering. */
+    private static final Map<String, String> FAST_ROLLBACK = Map.of("dht.change-failure-timeout", "5s",
+            "dht.repair.interval", "0s");
+    private static final int KEYS = 300;
+
+    @TempDir
+    Path root;
+
+    @Test
+    void aJoinerStoppedForGoodIsRolledBackAndTheNextJoinCompletes() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, FAST_ROLLBACK)) {
+            write(cluster);
+            holdStreams(cluster);
+            int joiner = cluster.add(Map.of());
+            awaitPhase(cluster, "streaming");
+            cluster.stop(joiner);
+
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 0);
+                assertThat(view.get("change").isNull()).as("no change in progress: %s", view).isTrue();
+                assertThat(view.get("members")).hasSize(3);
+            });
+            releaseStreams(cluster);
+            int next = cluster.add(Map.of());
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 0);
+                assertThat(view.get("members")).as("%s", view).hasSize(4);
+                assertThat(view.get("change").isNull()).isTrue();
+            });
+            readAll(cluster, next, "3/3");
+        }
+    }
+
+    @Test
+    void theLeaderStoppedDuringAJoinLeavesTheChangeToTheNextLeader() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, FAST_ROLLBACK)) {
+            write(cluster);
+            holdStreams(cluster);
+            int joiner = cluster.add(Map.of());
+            awaitPhase(cluster, "streaming");
+            int leader = leader(cluster);
+            cluster.stop(leader);
+            int survivor = leader == 0 ? 1 : 0;
+
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, survivor);
+                assertThat(view.get("change").isNull()).as("the change ended: %s", view).isTrue();
+                assertThat(view.get("leader").asText()).isNotEqualTo(cluster.url(leader).toString());
+            });
+            // the stopped leader is a member the join waited for: it was rolled back, and the dead leader can go
+            releaseStreams(cluster);
+            HttpResponse<byte[]> removed = cluster.client(survivor).admin("/actuator/cluster/removenode",
+                    "{\"node\": \"" + cluster.url(leader) + "\"}", InProcessCluster.SECRET);
+            assertThat(removed.statusCode()).as(new String(removed.body(), StandardCharsets.UTF_8)).isEqualTo(202);
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, survivor);
+                assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+                assertThat(view.toString()).doesNotContain(cluster.url(leader).toString());
+            });
+            readAll(cluster, survivor, "2/2");
+            assertThat(cluster.client(joiner).get("k-0", "1/1").statusCode()).as("the rolled back joiner serves none")
+                    .isEqualTo(503);
+        }
+    }
+
+    @Test
+    void theFirstMemberDeadIsRemovedFromAnyOther() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, FAST_ROLLBACK)) {
+            write(cluster);
+            cluster.stop(0);
+            HttpResponse<byte[]> removed = cluster.client(2).admin("/actuator/cluster/removenode",
+                    "{\"node\": \"" + cluster.url(0) + "\"}", InProcessCluster.SECRET);
+            assertThat(removed.statusCode()).as(new String(removed.body(), StandardCharsets.UTF_8)).isEqualTo(202);
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 1);
+                assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+                assertThat(view.get("members")).hasSize(2);
+            });
+            readAll(cluster, 1, "2/2");
+        }
+    }
+
+    /** The three members hold the records a joiner pulls, so the join stays in its streaming phase. */
+    private static void holdStreams(InProcessCluster cluster) {
+        for (int i = 0; i < 3; i++) {
+            cluster.serverFaults(i).holdMembershipStreams();
+        }
+    }
+
+    private static void releaseStreams(InProcessCluster cluster) {
+        for (int i = 0; i < 3; i++) {
+            cluster.serverFaults(i).clear();
+        }
+    }
+
+    private static void write(InProcessCluster cluster) {
+        for (int i = 0; i < KEYS; i++) {
+            assertThat(cluster.client(i % 3).put("k-" + i, "v" + i, "3/3")).isEqualTo(201);
+        }
+    }
+
+    private static void readAll(InProcessCluster cluster, int through, String replicas) {
+        for (int i = 0; i < KEYS; i++) {
+            HttpResponse<byte[]> read = cluster.client(through).get("k-" + i, replicas);
+            assertThat(read.statusCode()).as("k-%d at %s", i, replicas).isEqualTo(200);
+            assertThat(new String(read.body(), StandardCharsets.UTF_8)).isEqualTo("v" + i);
+        }
+    }
+
+    private static void awaitPhase(InProcessCluster cluster, String phase) {
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(20)).untilAsserted(() -> {
+            JsonNode change = view(cluster, 0).get("change");
+            assertThat(change.isNull() ? null : change.get("phase").asText()).isEqualTo(phase);
+        });
+    }
+
+    /** The index of the node that leads the view log now. */
+    private static int leader(InProcessCluster cluster) throws Exception {
+        String leader = view(cluster, 0).get("leader").asText();
+        for (int i = 0; i < cluster.size(); i++) {
+            if (cluster.url(i).toString().equals(leader)) {
+                return i;
+            }
+        }
+        throw new AssertionError("no node is the leader " + leader);
+    }
+
+    private static JsonNode view(InProcessCluster cluster, int i) throws Exception {
+        HttpResponse<byte[]> response = cluster.client(i).send("GET", "/actuator/cluster", new byte[0]);
+        assertThat(response.statusCode()).isEqualTo(200);
+        return new ObjectMapper().readTree(response.body());
+    }
+}

@@ -1,0 +1,85 @@
+package dev.dht.testing;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.dht.backup.restore.RestoreCommand;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.io.UncheckedIOException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.Map;
+
+/**
+ * Cluster backups as an operator runs them, for tests: {@code POST /actuator/backup}, waiting on
+ * {@code GET /actuator/backups/{id}} for its end, and the {@code restore} command run in this JVM with its output
+ * captured.
+ */
+public final class Backups {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private Backups() {
+    }
+
+    /** The exit status and output of one run of the restore command. */
+    public record RestoreRun(int status, String out, String err) {
+    }
+
+    /** {@code POST /actuator/backup} on {@code client}'s node with the test secret; returns the backup id (202). */
+    public static String start(DhtClient client, boolean allowMissing) {
+        HttpResponse<byte[]> response = client.admin("/actuator/backup",
+                allowMissing ? "{\"allowMissing\": true}" : null, InProcessCluster.SECRET);
+        assertThat(response.statusCode()).as("POST /actuator/backup: %s", body(response)).isEqualTo(202);
+        return json(response).get("id").asText();
+    }
+
+    /** Waits until backup {@code id} is no longer running; returns {@code GET /actuator/backups/{id}}. */
+    public static JsonNode awaitEnd(DhtClient client, String id, Duration timeout) {
+        return await().atMost(timeout).pollInterval(Duration.ofMillis(200))
+                .until(() -> get(client, id), backup -> backup != null && !"running".equals(backup.get("state").asText()));
+    }
+
+    /** {@code GET /actuator/backups/{id}}, null on 404. */
+    public static JsonNode get(DhtClient client, String id) {
+        HttpResponse<byte[]> response = client.send("GET", "/actuator/backups/" + id, new byte[0]);
+        if (response.statusCode() == 404) {
+            return null;
+        }
+        assertThat(response.statusCode()).as("GET /actuator/backups/%s: %s", id, body(response)).isEqualTo(200);
+        return json(response);
+    }
+
+    /** {@code GET /actuator/backups}. */
+    public static JsonNode list(DhtClient client) {
+        HttpResponse<byte[]> response = client.send("GET", "/actuator/backups", new byte[0]);
+        assertThat(response.statusCode()).isEqualTo(200);
+        return json(response);
+    }
+
+    /** Runs {@code restore ARGS} in this JVM with the test secret in its environment. */
+    public static RestoreRun restore(String... args) {
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+        int status = RestoreCommand.run(args, Map.of("DHT_CLUSTER_SECRET", InProcessCluster.SECRET),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                false);
+        return new RestoreRun(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
+    }
+
+    private static JsonNode json(HttpResponse<byte[]> response) {
+        try {
+            return JSON.readTree(response.body());
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static String body(HttpResponse<byte[]> response) {
+        return new String(response.body(), StandardCharsets.UTF_8);
+    }
+}
