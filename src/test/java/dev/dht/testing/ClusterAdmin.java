@@ -59,6 +59,12 @@ public final class ClusterAdmin {
                 view -> view.get("members").size() == members && view.get("change").isNull());
     }
 
+    /** Waits until {@code node}'s view has no change in progress; returns that view. */
+    public JsonNode awaitNoChange(URI node, Duration timeout) {
+        return await().atMost(timeout).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> view(node),
+                view -> view.get("change").isNull());
+    }
+
     /** Waits until every node of {@code nodes} holds the epoch of the first and has no cleanup pending. */
     public void awaitSettled(List<URI> nodes, Duration timeout) {
         await().atMost(timeout).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
@@ -77,6 +83,13 @@ public final class ClusterAdmin {
         return HTTP.send(HttpRequest.newBuilder(node.resolve(path)).timeout(Duration.ofSeconds(30))
                 .header(InternalProtocol.SECRET_HEADER, secret)
                 .POST(HttpRequest.BodyPublishers.noBody()).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    /** {@code POST path} on {@code node} with the JSON body {@code json} and the cluster secret. */
+    public HttpResponse<String> post(URI node, String path, String json) throws IOException, InterruptedException {
+        return HTTP.send(HttpRequest.newBuilder(node.resolve(path)).timeout(Duration.ofSeconds(30))
+                .header(InternalProtocol.SECRET_HEADER, secret).header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
     }
 
     /**

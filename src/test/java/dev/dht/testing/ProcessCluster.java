@@ -15,7 +15,8 @@ import java.util.List;
  * started again on its port and data. Output goes to {@code node-I.log} beside the data.
  */
 public final class ProcessCluster implements AutoCloseable {
-    private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+    /** Generous: a node takes over a minute to start on a machine shared with other builds. */
+    private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
 
     private final Path dir;
     private final List<Integer> ports;
@@ -94,6 +95,24 @@ public final class ProcessCluster implements AutoCloseable {
         nodes[index] = null;
     }
 
+    /**
+     * SIGKILL to node {@code index} (a crash: no shutdown hook runs) and waits for it to go; {@link #restart} starts
+     * it again.
+     */
+    public void kill(int index) throws InterruptedException {
+        nodes[index].kill();
+    }
+
+    /** The data directory of node {@code index}, e.g. to empty it while the node is down (a lost disk). */
+    public Path dataDir(int index) {
+        return dir.resolve("data-" + index).toAbsolutePath();
+    }
+
+    /** Starts node {@code index} again on its port and data, without waiting for it to be up. */
+    public void launchAgain(int index) throws IOException {
+        launch(index);
+    }
+
     /** Starts node {@code index} again on its port and data, and waits until it is up. */
     public void restart(int index) throws IOException, InterruptedException {
         launch(index);
@@ -124,7 +143,7 @@ public final class ProcessCluster implements AutoCloseable {
     }
 
     private void launch(int index) throws IOException {
-        nodes[index] = NodeProcess.start(commandPrefix, url(index), dir.resolve("data-" + index).toAbsolutePath(),
+        nodes[index] = NodeProcess.start(commandPrefix, url(index), dataDir(index),
                 dir.resolve("node-" + index + ".log"), jvmOptions,
                 "--dht.self=" + urls().get(index),
                 "--dht.nodes=" + String.join(",", urls()),

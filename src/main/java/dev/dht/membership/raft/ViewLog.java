@@ -95,6 +95,10 @@ public final class ViewLog implements Closeable {
         RaftServerConfigKeys.Log.setWriteBufferSize(properties, SizeInBytes.valueOf("512KB"));
         RaftServerConfigKeys.Log.Appender.setBufferByteLimit(properties, SizeInBytes.valueOf("256KB"));
         RaftServerConfigKeys.setStorageFreeSpaceMin(properties, SizeInBytes.valueOf("1MB"));
+        // the voters follow the view (RaftPeers): 2 members have 1 voter, 3 have 3, so the join of a third member adds
+        // 2 voters in one configuration change, which Ratis refuses by default; safe, as a change runs through joint
+        // consensus (old and new majorities) and the added voters are listeners already, caught up with the log
+        RaftServerConfigKeys.LeaderElection.setMemberMajorityAdd(properties, true);
         if (keyManager != null) {
             GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(keyManager, trust, true));
         }

@@ -157,7 +157,7 @@ public final class HintStore implements Closeable {
             throw new UncheckedIOException(e);
         }
         for (Hint hint : hints) {
-            pending.get(hint.peer()).decrement();
+            uncount(hint.peer());
         }
         sizeBytes.add(-bytes);
     }
@@ -165,7 +165,8 @@ public final class HintStore implements Closeable {
     /**
      * Deletes every hint whose peer is not in {@code peers} (a peer removed from {@code dht.nodes}: nothing would
      * ever replay them) and returns how many there were. One pass over the store, deleting in write batches of
-     * {@link #REMOVE_BATCH}. Blocking; start-up only, before any replay.
+     * {@link #REMOVE_BATCH}. Blocking; at start-up and on each view that drops a member, while hints are stored
+     * and replayed.
      *
      * @throws dev.dht.failure.OverloadedException below the free-space reserve (disk full); nothing is deleted from
      *                                             then on
@@ -202,7 +203,7 @@ public final class HintStore implements Closeable {
             db.write(batch, writeOptions);
         }
         for (Map.Entry<byte[], byte[]> entry : entries) {
-            pending.get(peerOf(entry.getKey())).decrement();
+            uncount(peerOf(entry.getKey()));
             sizeBytes.add(-(entry.getKey().length + entry.getValue().length));
         }
         int count = entries.size();
@@ -224,6 +225,17 @@ public final class HintStore implements Closeable {
     @Override
     public void close() throws IOException {
         db.close();
+    }
+
+    /**
+     * One hint of {@code peer} fewer. Its counter may be gone: {@link #removePeersOtherThan} drops a removed peer's
+     * counter while a write coordinated under the view before may still store (and count) a hint for it.
+     */
+    private void uncount(String peer) {
+        LongAdder count = pending.get(peer);
+        if (count != null) {
+            count.decrement();
+        }
     }
 
     private void counted(String peer, long bytes) {

@@ -92,6 +92,18 @@ class ViewLogTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> next.equals(restarted.view()));
     }
 
+    /** Two members (one voter, the other a listener) and a joiner become three members, three voters. */
+    @Test
+    void oneVoterAndTwoListenersBecomeThreeVotersInOneStep() throws IOException {
+        NodeProcess.freePorts(3).forEach(port -> nodes.add(URI.create("http://127.0.0.1:" + port)));
+        RaftGroup oneVoter = RaftGroup.valueOf(RaftPeers.GROUP_ID, PEERS.peer(nodes.get(0), true),
+                PEERS.peer(nodes.get(1), false), PEERS.peer(nodes.get(2), false));
+        nodes.forEach(node -> start(node, oneVoter));
+        ClusterView three = leader().compareAndSet(0, ClusterView.initial(nodes, 3));
+        leader().reconfigure(PEERS.group(three));
+        assertThat(leader().hasConfiguration(PEERS.group(three))).isTrue();
+    }
+
     @Test
     void aNodeAddedAsListenerReceivesTheViews() throws IOException {
         ClusterView first = formCluster(3);

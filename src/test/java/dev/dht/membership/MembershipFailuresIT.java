@@ -1,0 +1,400 @@
+package dev.dht.membership;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.dht.testing.ClusterAdmin;
+import dev.dht.testing.HistoryLoad;
+import dev.dht.testing.KeyHistory;
+import dev.dht.testing.NodeProcess;
+import dev.dht.testing.ProcessCluster;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.FileSystemUtils;
+
+/**
+ * Membership changes when a node they involve dies, over real node processes: the view log's leader killed
+ * ({@code kill -9}) during a join for good and coming back, a joiner killed after the read switch, the first member
+ * removed after its death, a member back on an empty data dir, a member frozen, removed and resumed. Each runs
+ * under a steady load ({@link HistoryLoad}: most keys at 2/3, some at 1/1 and 3/3, writes and deletes) and checks its
+ * history at the end: no acknowledged write lost, no stale read, no deleted key back, and every member settled
+ * ({@code cleanupPending} false). A 1/1 write kept by the one node killed for good is lost by definition (one copy
+ * was asked for), so once a node is killed for good the 1/1 keys are left out of the final read-back.
+ * {@code dht.change-failure-timeout} is {@value #FAILURE_TIMEOUT_S} s, so that a change whose node died is rolled
+ * back within a test.
+ */
+class MembershipFailuresIT {
+    private static final int FAILURE_TIMEOUT_S = 10;
+    /** Longest from a joiner's or leader's death to its change's rollback: the timeout, probes and ticks. */
+    private static final Duration ROLLBACK_TIME = Duration.ofSeconds(FAILURE_TIMEOUT_S + 30);
+    private static final Duration CHANGE_TIME = Duration.ofMinutes(3);
+    private static final List<String> JVM = List.of("-Xmx256m",
+            "-Ddht.change-failure-timeout=" + FAILURE_TIMEOUT_S + "s");
+
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+            .connectTimeout(Duration.ofSeconds(5)).build();
+    private final List<NodeProcess> joiners = new ArrayList<>();
+
+    @TempDir
+    Path dir;
+
+    private ProcessCluster cluster;
+    private ClusterAdmin admin;
+
+    @AfterEach
+    void stopNodes() {
+        joiners.forEach(NodeProcess::close);
+        if (cluster != null) {
+            cluster.close();
+        }
+    }
+
+    /**
+     * A joiner killed for good at write-both-read-new has its join rolled back within the failure timeout (and some
+     * slack); the next join starts, and its log leader is killed for good during its streaming: that join is rolled
+     * back too, the dead leader is removed with removenode, and a third join completes.
+     */
+    @Test
+    void joinsWhoseJoinerOrLeaderDiesAreRolledBackAndTheNextChangesComplete() throws Exception {
+        startCluster(3, JVM);
+        List<URI> live = new ArrayList<>(cluster.urls().stream().map(URI::create).toList());
+        try (HistoryLoad load = new HistoryLoad("a", live)) {
+            load.preload();
+            load.start();
+
+            // the joiner killed after the read switch (a phase of a few hundred ms: a join that passes it before
+            // the test sees it is decommissioned and another node joins)
+            NodeProcess first = null;
+            for (int attempt = 1; first == null; attempt++) {
+                assertThat(attempt).as("joins that ended before the joiner could be killed at the read switch")
+                        .isLessThanOrEqualTo(4);
+                NodeProcess joiner = startJoiner("first-" + attempt, live, 50_000);
+                if (killedAtPhase(leader(live), joiner, "write-both-read-new")) {
+                    first = joiner;
+                } else {
+                    HttpResponse<String> leaving = change(live.get(0), "decommission", joiner.baseUri());
+                    assertThat(leaving.statusCode()).as(leaving.body()).isEqualTo(202);
+                    admin.awaitMembers(live.get(0), 3, CHANGE_TIME);
+                    admin.awaitSettled(live, CHANGE_TIME);
+                    joiner.close();
+                }
+            }
+            long killed = System.nanoTime();
+            awaitRolledBack(live, first.baseUri());
+            long rollbackMs = (System.nanoTime() - killed) / 1_000_000;
+            assertThat(rollbackMs).as("ms from the joiner's death to its rollback")
+                    .isLessThan(ROLLBACK_TIME.toMillis());
+
+            // the view log's leader killed while the next join streams
+            NodeProcess second = startJoiner("second", live, 20);
+            awaitPhase(live.get(0), second.baseUri(), "streaming");
+            URI leader = leader(live);
+            int dead = cluster.urls().indexOf(leader.toString());
+            load.avoid(leader);
+            live.remove(leader);
+            cluster.kill(dead);
+            load.singleCopiesMayBeLost();
+            long leaderKilled = System.nanoTime();
+            awaitRolledBack(live, second.baseUri());
+            long leaderRollbackMs = (System.nanoTime() - leaderKilled) / 1_000_000;
+            assertThat(leader(live)).as("a new leader").isNotEqualTo(leader);
+            second.close();
+
+            HttpResponse<String> removed = removenode(live.get(0), leader);
+            assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
+            admin.awaitMembers(live.get(0), 2, CHANGE_TIME);
+            admin.awaitSettled(live, CHANGE_TIME);
+
+            NodeProcess third = startJoiner("third", live, 50_000);
+            admin.awaitMembers(live.get(0), 3, CHANGE_TIME);
+            live.add(third.baseUri());
+            admin.awaitSettled(live, CHANGE_TIME);
+            assertThat(memberUrls(admin.view(live.get(0)))).containsExactlyInAnyOrderElementsOf(
+                    live.stream().map(URI::toString).toList());
+
+            load.stop();
+            System.out.printf("joiner killed at write-both-read-new: rolled back %d ms later; leader killed while"
+                    + " streaming: join rolled back %d ms later%n", rollbackMs, leaderRollbackMs);
+            checkHistory(load, live, null);
+        }
+    }
+
+    /**
+     * On four nodes, the first member ({@code dht.nodes[0]}) killed for good is removed with removenode sent to
+     * another member, and every key reads back at 2/3; then, while a 5th node joins, the view log's leader is killed
+     * and started again: the join completes or is rolled back, never stuck.
+     */
+    @Test
+    void theFirstMemberIsRemovedAndALeaderRestartedDuringAJoinLeavesNoChangeStuck() throws Exception {
+        startCluster(4, JVM);
+        List<URI> live = new ArrayList<>(cluster.urls().stream().map(URI::create).toList());
+        try (HistoryLoad load = new HistoryLoad("d", live)) {
+            load.preload();
+            load.start();
+
+            URI first = live.get(0);
+            load.avoid(first);
+            live.remove(first);
+            cluster.kill(0);
+            load.singleCopiesMayBeLost();
+            HttpResponse<String> removed = removenode(live.get(1), first);
+            assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
+            admin.awaitMembers(live.get(0), 3, CHANGE_TIME);
+            admin.awaitSettled(live, CHANGE_TIME);
+            assertThat(memberUrls(admin.view(live.get(0)))).doesNotContain(first.toString());
+            load.assertEveryWriteReadable(live, "2/3");
+
+            NodeProcess joiner = startJoiner("fifth", live, 50);
+            awaitPhase(live.get(0), joiner.baseUri(), "streaming");
+            URI leader = leader(live);
+            int restarted = cluster.urls().indexOf(leader.toString());
+            load.avoid(leader);
+            cluster.kill(restarted);
+            cluster.restart(restarted);
+            load.writeThrough(live);
+            load.readThrough(live);
+            JsonNode after = admin.awaitNoChange(live.get(0), CHANGE_TIME);
+            boolean completed = memberUrls(after).contains(joiner.baseUri().toString());
+            List<URI> members = new ArrayList<>(live);
+            if (completed) {
+                members.add(joiner.baseUri());
+            }
+            admin.awaitSettled(members, CHANGE_TIME);
+            assertThat(memberUrls(admin.view(live.get(0)))).containsExactlyInAnyOrderElementsOf(
+                    members.stream().map(URI::toString).toList());
+
+            load.stop();
+            System.out.printf("leader restarted during a join: the join %s%n",
+                    completed ? "completed" : "was rolled back");
+            checkHistory(load, members, null);
+        }
+    }
+
+    /**
+     * A member killed and started again on an empty data dir (a lost disk) answers {@code /v0/status} 503 until it
+     * has rebuilt its store from the other replicas; then, with both its peers frozen, every acknowledged key reads
+     * through it at 1/3 from its own store.
+     */
+    @Test
+    void aMemberOnAnEmptyDataDirRebuildsBeforeItServes() throws Exception {
+        List<String> jvm = new ArrayList<>(JVM);
+        jvm.add("-Ddht.stream-rate=300"); // a rebuild long enough to be seen
+        startCluster(3, jvm);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        URI lost = all.get(2);
+        try (HistoryLoad load = new HistoryLoad("e", all)) {
+            load.preload();
+            load.start();
+            load.avoid(lost);
+            cluster.kill(2);
+            load.singleCopiesMayBeLost(); // 1/1 writes kept only by the lost disk
+            assertThat(FileSystemUtils.deleteRecursively(cluster.dataDir(2))).isTrue();
+            cluster.launchAgain(2);
+            List<Integer> statuses = new ArrayList<>();
+            await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(100)).until(() -> {
+                int status = status(lost);
+                if (status != -1 && (statuses.isEmpty() || statuses.get(statuses.size() - 1) != status)) {
+                    statuses.add(status);
+                }
+                return status == 200;
+            });
+            assertThat(statuses).as("/v0/status of the node on an empty disk, in turn").startsWith(503).endsWith(200)
+                    .containsOnly(503, 200);
+            assertThat(cluster.node(2).output()).contains("rebuild complete");
+            admin.awaitSettled(all, CHANGE_TIME);
+
+            load.stop();
+            List<Long> peers = List.of(cluster.node(0).pid(), cluster.node(1).pid());
+            signal("-STOP", peers);
+            try {
+                load.assertEveryWriteReadable(List.of(lost), "1/3");
+            } finally {
+                signal("-CONT", peers);
+            }
+            checkHistory(load, all, null);
+        }
+    }
+
+    /**
+     * A member frozen (SIGSTOP, a long GC pause or a frozen VM) is removed with removenode, then resumed while
+     * writes at 1/3 are waiting for it: every write it acknowledges is readable at 2/3 from the members.
+     */
+    @Test
+    void aMemberFrozenRemovedAndResumedLosesNoWriteItAcknowledges() throws Exception {
+        startCluster(3, JVM);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        URI frozen = all.get(2);
+        List<URI> members = all.subList(0, 2);
+        try (HistoryLoad load = new HistoryLoad("f", all)) {
+            load.preload();
+            load.start();
+            load.avoid(frozen);
+            signal("-STOP", List.of(cluster.node(2).pid()));
+            load.singleCopiesMayBeLost(); // 1/1 writes kept only by the removed node
+            HttpResponse<String> removed;
+            try {
+                removed = removenode(all.get(0), frozen);
+                assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
+                admin.awaitMembers(all.get(0), 2, CHANGE_TIME);
+                admin.awaitSettled(members, CHANGE_TIME);
+            } catch (AssertionError | RuntimeException e) {
+                signal("-CONT", List.of(cluster.node(2).pid()));
+                throw e;
+            }
+            ExecutorService writers = Executors.newFixedThreadPool(50);
+            List<String> acknowledged = new ArrayList<>();
+            try {
+                List<Future<Integer>> puts = new ArrayList<>();
+                for (int i = 0; i < 200; i++) {
+                    String id = "frozen-" + i;
+                    puts.add(writers.submit(() -> HistoryLoad.send("PUT", frozen, id, "1/3", "v-" + id)
+                            .statusCode()));
+                }
+                Thread.sleep(1_000); // the PUTs wait in the frozen node's accept queue
+                signal("-CONT", List.of(cluster.node(2).pid()));
+                for (int i = 0; i < puts.size(); i++) {
+                    if (puts.get(i).get() == 201) {
+                        acknowledged.add("frozen-" + i);
+                    }
+                }
+            } finally {
+                writers.shutdownNow();
+            }
+            List<String> lost = new ArrayList<>();
+            for (String id : acknowledged) {
+                int status = HistoryLoad.send("GET", members.get(0), id, "2/3", null).statusCode();
+                if (status != 200) {
+                    lost.add(id + ": " + status);
+                }
+            }
+            System.out.printf("frozen, removed, resumed: %d of 200 PUTs acknowledged by it, %d of them lost%n",
+                    acknowledged.size(), lost.size());
+            assertThat(lost).as("writes the removed node acknowledged after it resumed, not readable at 2/3")
+                    .isEmpty();
+
+            load.stop();
+            checkHistory(load, members, "2/2"); // two members left: a from of 3 is refused (400)
+        }
+    }
+
+    private void startCluster(int size, List<String> jvm) throws IOException, InterruptedException {
+        cluster = ProcessCluster.start(size, dir, jvm);
+        admin = new ClusterAdmin(cluster.secret());
+    }
+
+    /**
+     * The load's history: no failure during it, every acknowledged write readable at its own replicas (or at
+     * {@code replicas} if not null) through the members (tombstones included: a deleted key reads absent), and every member settled.
+     */
+    private void checkHistory(HistoryLoad load, List<URI> members, String replicas) throws Exception {
+        load.assertNoFailures(getClass().getSimpleName());
+        load.assertEveryWriteReadable(members, replicas);
+        admin.awaitSettled(members, CHANGE_TIME);
+    }
+
+    /** Starts a node that joins through the seeds {@code seeds}, streaming at most {@code rate} records a second. */
+    private NodeProcess startJoiner(String name, List<URI> seeds, int rate) throws IOException {
+        int port = NodeProcess.freePorts(1).get(0);
+        NodeProcess joiner = NodeProcess.start(port, dir.resolve("data-" + name).toAbsolutePath(),
+                dir.resolve(name + ".log"), JVM, "--dht.self=http://localhost:" + port,
+                "--dht.nodes=" + String.join(",", seeds.stream().map(URI::toString).toList()),
+                "--dht.cluster-secret=" + cluster.secret(), "--dht.stream-rate=" + rate);
+        joiners.add(joiner);
+        return joiner;
+    }
+
+    /** Waits until {@code node}'s view shows the join of {@code joiner} in {@code phase}. */
+    private void awaitPhase(URI node, URI joiner, String phase) {
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(100)).ignoreExceptions().until(() -> {
+            JsonNode change = admin.view(node).get("change");
+            return !change.isNull() && change.get("node").asText().equals(joiner.toString())
+                    && change.get("phase").asText().equals(phase);
+        });
+    }
+
+    /**
+     * Waits until {@code node}'s view shows the join of {@code joiner} in {@code phase}, then kills the joiner
+     * (SIGKILL) at once and returns true; returns false if the join completes first.
+     */
+    private boolean killedAtPhase(URI node, NodeProcess joiner, String phase) {
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(10)).ignoreExceptions().until(() -> {
+            JsonNode view = admin.view(node);
+            JsonNode change = view.get("change");
+            if (!change.isNull() && change.get("node").asText().equals(joiner.baseUri().toString())
+                    && change.get("phase").asText().equals(phase)) {
+                joiner.kill();
+                return true;
+            }
+            return change.isNull() && memberUrls(view).contains(joiner.baseUri().toString());
+        });
+        return !joiner.isAlive();
+    }
+
+    /** Waits until every live node's view has no change in progress and {@code joiner} is no member. */
+    private void awaitRolledBack(List<URI> live, URI joiner) {
+        await().atMost(ROLLBACK_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+            for (URI node : live) {
+                JsonNode view = admin.view(node);
+                assertThat(view.get("change").isNull()).as("change on %s: %s", node, view).isTrue();
+                assertThat(memberUrls(view)).as("members of %s", node).doesNotContain(joiner.toString());
+            }
+        });
+    }
+
+    /** The view log's leader as the first of {@code live} knows it, once it knows one among {@code live}. */
+    private URI leader(List<URI> live) {
+        return await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                .until(() -> URI.create(admin.view(live.get(0)).get("leader").asText()), live::contains);
+    }
+
+    private HttpResponse<String> removenode(URI through, URI node) {
+        return change(through, "removenode", node);
+    }
+
+    /**
+     * {@code POST /actuator/cluster/ACTION {"node": node}} on {@code through}, sent again while refused (409: the
+     * last change's cleanup still pending, a member not yet at the last epoch); the first other answer.
+     */
+    private HttpResponse<String> change(URI through, String action, URI node) {
+        return await().atMost(CHANGE_TIME).pollInterval(Duration.ofSeconds(1)).ignoreExceptions()
+                .until(() -> admin.post(through, "/actuator/cluster/" + action, "{\"node\":\"" + node + "\"}"),
+                        response -> response.statusCode() != 409);
+    }
+
+    private static List<String> memberUrls(JsonNode view) {
+        return view.get("members").findValuesAsText("node");
+    }
+
+    /** {@code GET /v0/status} of {@code node}, or -1 if it does not answer. */
+    private int status(URI node) {
+        try {
+            return http.send(HttpRequest.newBuilder(node.resolve("/v0/status")).timeout(Duration.ofSeconds(5))
+                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
+    private static void signal(String signal, List<Long> pids) throws IOException, InterruptedException {
+        List<String> command = new ArrayList<>(List.of("kill", signal));
+        pids.forEach(pid -> command.add(Long.toString(pid)));
+        assertThat(new ProcessBuilder(command).start().waitFor()).isZero();
+    }
+}
