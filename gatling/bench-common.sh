@@ -85,11 +85,12 @@ check_tapes() {  # check_tapes TAPE...: exits 2 with a message unless every TAPE
 # a port nobody listens on (checked, not reserved), below the kernel's ephemeral range: after an overload run,
 # tens of thousands of closed client connections still hold ephemeral ports, and a server cannot bind those
 EPHEMERAL_START=$(cut -f1 /proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || echo 32768)
-free_port() {
+free_port() {   # a node's HTTP port, its Raft port (dht.raft.port: HTTP port + 1000) free too
   local port
   while :; do
-    port=$((10000 + RANDOM % (EPHEMERAL_START - 10000)))
-    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then echo "$port"; return; fi
+    port=$((10000 + RANDOM % (EPHEMERAL_START - 11000)))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null \
+        && ! (exec 3<>"/dev/tcp/127.0.0.1/$((port + 1000))") 2>/dev/null; then echo "$port"; return; fi
   done
 }
 
