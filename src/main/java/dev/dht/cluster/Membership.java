@@ -2,6 +2,7 @@ package dev.dht.cluster;
 
 import java.net.URI;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -143,6 +144,31 @@ public final class Membership {
             }
         }
         return true;
+    }
+
+    /**
+     * {@link #adopt}s {@code next} if it concerns this node: this node is a member of its current view (a view
+     * without it tells it that it left) or of {@code next} (a node yet to join takes only a view that holds it).
+     * Blocks on the file, as {@link #adopt}.
+     *
+     * @return true if adopted
+     */
+    public boolean adoptIfConcerned(ClusterView next) {
+        return (isMember() || next.isMember(self)) && adopt(next);
+    }
+
+    /**
+     * The members of {@code view} as nodes, this one marked as self, but the dead node {@code change} removes if it is
+     * a removenode (null: none): the members a membership step asks for views, streams or consent.
+     */
+    public List<Node> nodesOf(ClusterView view, ClusterChange change) {
+        List<Node> nodes = new ArrayList<>(view.members().size());
+        for (Member member : view.members()) {
+            if (change == null || !change.removes(member.node())) {
+                nodes.add(new Node(member.node(), member.node().equals(self)));
+            }
+        }
+        return nodes;
     }
 
     /** Calls {@code listener} with every placement adopted from now on, on the adopting thread (it may block). */

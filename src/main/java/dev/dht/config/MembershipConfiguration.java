@@ -22,7 +22,6 @@ import dev.dht.peer.server.InternalClusterHandler;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.TombstoneCollector;
 import io.micrometer.core.instrument.MeterRegistry;
-import java.net.URI;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
 import javax.net.ssl.KeyManager;
@@ -80,12 +79,14 @@ public class MembershipConfiguration {
             keys = tls.bundle().getManagers().getKeyManagerFactory().getKeyManagers()[0];
             trust = tls.bundle().getManagers().getTrustManagerFactory().getTrustManagers()[0];
         }
-        URI self = membership.self();
-        return new ViewLog(self, raftPort(properties, serverPort), properties.dataDir(), keys, trust, view -> {
-            if (membership.isMember() || view.isMember(self) || membership.epoch() == 0) {
-                membership.adopt(view);
-            }
-        });
+        return new ViewLog(membership.self(), raftPort(properties, serverPort), properties.dataDir(), keys, trust,
+                view -> {
+                    if (membership.epoch() == 0) {
+                        membership.adopt(view); // a founding member takes the cluster's first view from its log
+                    } else {
+                        membership.adoptIfConcerned(view);
+                    }
+                });
     }
 
     /** Clients are served only once the view was checked with the members, after the start and after a pause. */

@@ -3,7 +3,7 @@ package dev.dht.membership;
 import dev.dht.cluster.ChangeKind;
 import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.ClusterView;
-import dev.dht.cluster.Member;
+import dev.dht.cluster.MemberState;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.membership.raft.ViewLog;
@@ -11,7 +11,6 @@ import dev.dht.peer.PeerClient;
 import dev.dht.peer.PeerView;
 import java.net.URI;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -100,7 +99,7 @@ public final class ChangeProcedure {
     public Mono<ClusterView> decommission(URI node) {
         ClusterView base = base();
         URI leaving = node == null ? membership.self() : node;
-        if (base.state(leaving).orElse(null) != dev.dht.cluster.MemberState.NORMAL) {
+        if (base.state(leaving).orElse(null) != MemberState.NORMAL) {
             return Mono.error(new ChangeRefusedException(leaving + " is not a normal member; nothing to decommission"));
         }
         return begin(base, () -> base.withLeaving(leaving, ChangeKind.DECOMMISSION));
@@ -211,7 +210,7 @@ public final class ChangeProcedure {
      */
     private Mono<Void> everyMemberReady(ClusterView base, ClusterChange change) {
         String refused = "the " + change.kind().token() + " of " + change.node() + " is refused: member ";
-        return Flux.fromIterable(targets(base, change))
+        return Flux.fromIterable(membership.nodesOf(base, change))
                 .flatMap(node -> view(node)
                         .onErrorMap(error -> !(error instanceof ChangeRefusedException),
                                 error -> new ChangeRefusedException(refused + node.url() + " is down ("
@@ -265,16 +264,5 @@ public final class ChangeProcedure {
                 .next()
                 .map(PeerView::view)
                 .switchIfEmpty(Mono.error(() -> new ChangeRefusedException("no seed of " + seeds + " answers")));
-    }
-
-    /** Every member of {@code view} but the dead node {@code change} removes, if it is a removenode. */
-    private List<Node> targets(ClusterView view, ClusterChange change) {
-        List<Node> targets = new ArrayList<>();
-        for (Member member : view.members()) {
-            if (change == null || !change.removes(member.node())) {
-                targets.add(new Node(member.node(), member.node().equals(membership.self())));
-            }
-        }
-        return targets;
     }
 }

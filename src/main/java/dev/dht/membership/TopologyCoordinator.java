@@ -211,7 +211,7 @@ public final class TopologyCoordinator {
             return Mono.empty();
         }
         return spread(view)
-                .thenMany(Flux.fromIterable(targets(view, null))
+                .thenMany(Flux.fromIterable(membership.nodesOf(view, null))
                         .flatMap(node -> node.self()
                                 ? Mono.fromRunnable(() -> cleanup.startAfter(view.epoch()))
                                 : peers.get().cleanup(node, view.epoch())))
@@ -227,7 +227,7 @@ public final class TopologyCoordinator {
         ClusterChange change = view.change();
         List<Node> awaited = new ArrayList<>();
         List<Node> told = new ArrayList<>();
-        for (Node node : targets(view, change)) {
+        for (Node node : membership.nodesOf(view, change)) {
             boolean optional = change != null && change.rollingBack() && downTooLong(node.url());
             (optional ? told : awaited).add(node);
         }
@@ -275,7 +275,7 @@ public final class TopologyCoordinator {
      */
     private URI deadMember(ClusterView view) {
         URI dead = null;
-        for (Node node : targets(view, view.change())) {
+        for (Node node : membership.nodesOf(view, view.change())) {
             probe(node.url()).subscribe(null, error -> { });
             if (dead == null && downTooLong(node.url())) {
                 dead = node.url();
@@ -311,16 +311,5 @@ public final class TopologyCoordinator {
                     return Mono.empty();
                 })
                 .then();
-    }
-
-    /** Every member of {@code view} but the dead node {@code change} removes, if it is a removenode. */
-    private List<Node> targets(ClusterView view, ClusterChange change) {
-        List<Node> targets = new ArrayList<>();
-        for (Member member : view.members()) {
-            if (change == null || !change.removes(member.node())) {
-                targets.add(new Node(member.node(), member.node().equals(membership.self())));
-            }
-        }
-        return targets;
     }
 }

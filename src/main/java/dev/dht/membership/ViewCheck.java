@@ -110,12 +110,9 @@ public final class ViewCheck {
     }
 
     private void adoptIfNewer(ClusterView newest) {
-        if (newest.epoch() > membership.epoch() && (membership.isMember() || newest.isMember(membership.self()))) {
-            membership.adopt(newest);
-            if (!newest.isMember(membership.self())) {
-                log.warn("{} is no member of the cluster at epoch {}: it serves no client any more", membership.self(),
-                        newest.epoch());
-            }
+        if (membership.adoptIfConcerned(newest) && !newest.isMember(membership.self())) {
+            log.warn("{} is no member of the cluster at epoch {}: it serves no client any more", membership.self(),
+                    newest.epoch());
         }
     }
 }

@@ -74,12 +74,7 @@ public final class ViewExchange implements EpochTracker {
             }
             return peers.get().view(new Node(from, false))
                     .publishOn(Schedulers.boundedElastic())
-                    .doOnNext(answer -> {
-                        ClusterView view = answer.view();
-                        if (membership.isMember() || view.isMember(membership.self())) {
-                            membership.adopt(view);
-                        }
-                    })
+                    .doOnNext(answer -> membership.adoptIfConcerned(answer.view()))
                     .doFinally(signal -> catchingUp.set(false))
                     .then();
         });

@@ -67,7 +67,7 @@ public final class RaftPeers {
         if (count % 2 == 0 && count > 1) {
             count--;
         }
-        return normal.subList(0, Math.max(count, Math.min(1, normal.size())));
+        return normal.subList(0, count);
     }
 
     /** The members of {@code view} that are not voters, in view order. */
