@@ -265,10 +265,8 @@ public final class ViewLog implements Closeable {
      * @throws Refused if it could not be done in time
      */
     public void reconfigure(RaftGroup group) {
-        List<RaftPeer> voters = group.getPeers().stream()
-                .filter(peer -> peer.getStartupRole() != RaftPeerRole.LISTENER).toList();
-        List<RaftPeer> listeners = group.getPeers().stream()
-                .filter(peer -> peer.getStartupRole() == RaftPeerRole.LISTENER).toList();
+        List<RaftPeer> voters = peersOf(group, false);
+        List<RaftPeer> listeners = peersOf(group, true);
         try (RaftClient client = client()) {
             RaftClientReply reply = client.admin().setConfiguration(voters, listeners);
             if (!reply.isSuccess()) {
@@ -282,16 +280,17 @@ public final class ViewLog implements Closeable {
 
     /** True if the configuration this server knows has exactly {@code group}'s voters and listeners. */
     public boolean hasConfiguration(RaftGroup group) {
-        Set<RaftPeerId> voters = group.getPeers().stream().filter(peer -> peer.getStartupRole() != RaftPeerRole.LISTENER)
-                .map(RaftPeer::getId).collect(Collectors.toSet());
-        Set<RaftPeerId> listeners = group.getPeers().stream()
-                .filter(peer -> peer.getStartupRole() == RaftPeerRole.LISTENER).map(RaftPeer::getId)
-                .collect(Collectors.toSet());
-        return voters.equals(voters()) && listeners.equals(listeners());
+        return ids(peersOf(group, false)).equals(voters()) && ids(peersOf(group, true)).equals(listeners());
     }
 
-    private static List<String> ids(List<RaftPeer> peers) {
-        return peers.stream().map(peer -> peer.getId().toString()).toList();
+    /** The listeners of {@code group} if {@code listeners}, else its voters. */
+    private static List<RaftPeer> peersOf(RaftGroup group, boolean listeners) {
+        return group.getPeers().stream()
+                .filter(peer -> (peer.getStartupRole() == RaftPeerRole.LISTENER) == listeners).toList();
+    }
+
+    private static Set<RaftPeerId> ids(List<RaftPeer> peers) {
+        return peers.stream().map(RaftPeer::getId).collect(Collectors.toSet());
     }
 
     /**
