@@ -7,6 +7,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.dht.storage.Record;
 import dev.dht.testing.Backups;
 import dev.dht.testing.ClusterAdmin;
+import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.NodeProcess;
 import dev.dht.testing.ProcessCluster;
@@ -19,13 +20,9 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntConsumer;
-import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -51,7 +48,7 @@ class BackupRestoreIT {
                 "-Ddht.backup.location=file:" + backups);
         try (ProcessCluster source = startCluster(3, root.resolve("source"), sourceJvm)) {
             DhtClient[] clients = {new DhtClient(source.url(0)), new DhtClient(source.url(1)), new DhtClient(source.url(2))};
-            inParallel(KEYS, i -> write(clients[i % 3], i));
+            ConcurrentRequests.inParallel(KEYS, 8, i -> write(clients[i % 3], i));
             AtomicBoolean loading = new AtomicBoolean(true);
             AtomicInteger loadWrites = new AtomicInteger();
             Thread load = new Thread(() -> {
@@ -95,7 +92,7 @@ class BackupRestoreIT {
                 assertThat(log).contains("resuming backup " + id);
                 assertThat(checkpoint).doesNotExist();
                 DhtClient reader = new DhtClient(target.url(4));
-                inParallel(KEYS, i -> assertRestored(reader, i));
+                ConcurrentRequests.inParallel(KEYS, 8, i -> assertRestored(reader, i));
                 assertStoredOnceOnTheirReplicas(target);
             }
         }
@@ -125,16 +122,10 @@ class BackupRestoreIT {
         String ttl = i % 10 == 1 ? "&ttl=1" : i % 10 == 2 ? "&ttl=3600" : "";
         // a client honouring Retry-After: an overloaded node (503) stored nothing, so the write is sent again; one that
         // timed out (504) may have been stored, and sent again it is stored once more with the same value
-        untilNotOverloaded(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
+        Backups.untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
         if (i % 10 == 0) {
-            untilNotOverloaded(() -> client.delete(id, replicas), 202, "DELETE " + id);
+            Backups.untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
         }
-    }
-
-    private static void untilNotOverloaded(java.util.function.IntSupplier request, int expected, String what) {
-        int status = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
-                .until(request::getAsInt, answer -> answer != 503 && answer != 504);
-        assertThat(status).as(what).isEqualTo(expected);
     }
 
     private static String value(int i) {
@@ -142,9 +133,7 @@ class BackupRestoreIT {
     }
 
     private static void assertRestored(DhtClient client, int i) {
-        HttpResponse<byte[]> read = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
-                .pollInterval(Duration.ofMillis(100))
-                .until(() -> client.get("key-" + i, "2/3"), answer -> answer.statusCode() != 503 && answer.statusCode() != 504);
+        HttpResponse<byte[]> read = Backups.readUntilAnswered(client, "key-" + i, "2/3");
         if (i % 10 == 0 || i % 10 == 1) {
             assertThat(read.statusCode()).as("key-%d (deleted or expired)", i).isEqualTo(404);
         } else {
@@ -199,22 +188,5 @@ class BackupRestoreIT {
             return 0;
         }
         return Long.parseLong(properties.getProperty("records", "0"));
-    }
-
-    private static void inParallel(int count, IntConsumer action) {
-        ForkJoinPool pool = new ForkJoinPool(8);
-        try {
-            pool.submit(() -> IntStream.range(0, count).parallel().forEach(action)).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof AssertionError assertion) {
-                throw assertion;
-            }
-            throw new IllegalStateException(e.getCause());
-        } finally {
-            pool.shutdown();
-        }
     }
 }

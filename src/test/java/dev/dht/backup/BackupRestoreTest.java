@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.dht.testing.Backups;
 import dev.dht.testing.Backups.RestoreRun;
+import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import java.io.IOException;
@@ -17,13 +18,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.IntConsumer;
-import java.util.function.IntSupplier;
-import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -72,31 +68,17 @@ class BackupRestoreTest {
      * an hour's TTL, the rest plain values; odd keys at 1/1 (one copy), even ones at the default 2/3.
      */
     private static void writeKeys(DhtClient client, int count) {
-        inParallel(count, i -> {
+        ConcurrentRequests.inParallel(count, 8, i -> {
             String replicas = i % 2 == 1 ? "1/1" : null;
             String id = "key-" + i;
             String query = "/v0/entity?id=" + id + (replicas == null ? "" : "&replicas=" + replicas);
             String ttl = i % 10 == 1 ? "&ttl=1" : i % 10 == 2 ? "&ttl=3600" : "";
             byte[] value = value(i).getBytes(StandardCharsets.UTF_8);
-            untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
+            Backups.untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
             if (i % 10 == 0) {
-                untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
+                Backups.untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
             }
         });
-    }
-
-    /**
-     * Sends a request again while it is answered 503 or 504, as a client honouring Retry-After does on this shared
-     * machine (a 503 stored nothing; a 504 may have, and the same value is stored again), then checks the answer.
-     */
-    private static void untilAnswered(IntSupplier request, int expected, String what) {
-        int status = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
-                .until(request::getAsInt, answer -> !overloadedOrLate(answer));
-        assertThat(status).as(what).isEqualTo(expected);
-    }
-
-    private static boolean overloadedOrLate(int status) {
-        return status == 503 || status == 504;
     }
 
     private static String value(int i) {
@@ -105,10 +87,8 @@ class BackupRestoreTest {
 
     /** Every key of {@link #writeKeys} reads as written at 2/3 (or absent if deleted or expired). */
     private static void assertRestored(DhtClient client, int count) {
-        inParallel(count, i -> {
-            HttpResponse<byte[]> read = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
-                    .pollInterval(Duration.ofMillis(100))
-                    .until(() -> client.get("key-" + i, "2/3"), answer -> !overloadedOrLate(answer.statusCode()));
+        ConcurrentRequests.inParallel(count, 8, i -> {
+            HttpResponse<byte[]> read = Backups.readUntilAnswered(client, "key-" + i, "2/3");
             if (i % 10 == 0 || i % 10 == 1) {
                 assertThat(read.statusCode()).as("key-%d (deleted or expired)", i).isEqualTo(404);
             } else {
@@ -280,24 +260,6 @@ class BackupRestoreTest {
     private Path[] memberFiles(String id) throws IOException {
         try (Stream<Path> files = Files.list(backups().resolve(id))) {
             return files.filter(path -> path.toString().endsWith(".dhtb")).sorted().toArray(Path[]::new);
-        }
-    }
-
-    /** Runs {@code action} for 0..count-1 on 8 threads. */
-    private static void inParallel(int count, IntConsumer action) {
-        ForkJoinPool pool = new ForkJoinPool(8);
-        try {
-            pool.submit(() -> IntStream.range(0, count).parallel().forEach(action)).get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException(e);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof AssertionError assertion) {
-                throw assertion;
-            }
-            throw new IllegalStateException(e.getCause());
-        } finally {
-            pool.shutdown();
         }
     }
 }

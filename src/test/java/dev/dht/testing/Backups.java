@@ -14,6 +14,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Map;
+import java.util.function.IntSupplier;
 
 /**
  * Cluster backups as an operator runs them, for tests: {@code POST /actuator/backup}, waiting on
@@ -24,6 +25,27 @@ public final class Backups {
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private Backups() {
+    }
+
+    /**
+     * Sends a request again while it is answered 503 or 504, as a client honouring Retry-After does on a busy
+     * machine (a 503 stored nothing; a 504 may have, and the same value is stored again), then checks the answer is
+     * {@code expected}. Gives up after 30 s.
+     */
+    public static void untilAnswered(IntSupplier request, int expected, String what) {
+        int status = await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                .until(request::getAsInt, answer -> !overloadedOrLate(answer));
+        assertThat(status).as(what).isEqualTo(expected);
+    }
+
+    /** {@code GET id} at {@code replicas} through {@code client}, sent again while it is answered 503 or 504 (30 s). */
+    public static HttpResponse<byte[]> readUntilAnswered(DhtClient client, String id, String replicas) {
+        return await().atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                .until(() -> client.get(id, replicas), answer -> !overloadedOrLate(answer.statusCode()));
+    }
+
+    private static boolean overloadedOrLate(int status) {
+        return status == 503 || status == 504;
     }
 
     /** The exit status and output of one run of the restore command. */

@@ -5,9 +5,13 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ForkJoinPool;
+import java.util.function.IntConsumer;
 import java.util.function.IntFunction;
 import java.util.function.Predicate;
+import java.util.stream.IntStream;
 
 /**
  * Sends blocking requests from threads of their own, released together by one latch, so that they really are in
@@ -51,6 +55,27 @@ public final class ConcurrentRequests {
             }
             return matching;
         }).stream().flatMap(List::stream).toList();
+    }
+
+    /**
+     * Runs {@code action} for i in [0, count) on {@code threads} threads of their own and waits for all; an
+     * {@link AssertionError} of one is thrown as it is.
+     */
+    public static void inParallel(int count, int threads, IntConsumer action) {
+        ForkJoinPool pool = new ForkJoinPool(threads);
+        try {
+            pool.submit(() -> IntStream.range(0, count).parallel().forEach(action)).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException(e);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof AssertionError assertion) {
+                throw assertion;
+            }
+            throw new IllegalStateException(e.getCause());
+        } finally {
+            pool.shutdown();
+        }
     }
 
     private static void awaitQuietly(CountDownLatch latch) {
