@@ -297,8 +297,16 @@ public final class ViewLog implements Closeable {
      * A client of the group this server knows, which reaches this server itself on loopback at the port it is bound
      * to (its peer address may name another port while the server port is chosen at random: tests).
      */
+    /**
+     * A client of the log through the peers this server knows. Fails with an IOException while it knows none: a
+     * server started on an empty disk has no configuration until the leader has reached it.
+     */
     private RaftClient client() throws IOException {
         RaftGroup known = server.getDivision(RaftPeers.GROUP_ID).getGroup();
+        if (known.getPeers().isEmpty()) {
+            throw new IOException("this node has not heard from the view log's leader since it started on an empty "
+                    + "disk; ask again in a few seconds or ask another member");
+        }
         int boundPort = server.getServerRpc().getInetSocketAddress().getPort();
         List<RaftPeer> peers = known.getPeers().stream()
                 .map(peer -> peer.getId().equals(selfId)

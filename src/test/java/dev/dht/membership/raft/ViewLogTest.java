@@ -147,6 +147,38 @@ class ViewLogTest {
         assertThat(leader().hasConfiguration(PEERS.group(three))).isTrue();
     }
 
+    /**
+     * A listener made a voter in the place of another voter (a decommission: the leaver steps down, the next member
+     * steps up) takes part in the next election: the leader closed right after the change, the new voter and the
+     * remaining old one elect a leader, and the log goes on. (Ratis before 3.2.2 left such a listener a listener,
+     * so it voted for nobody and the two could never elect one.)
+     */
+    @Test
+    void aListenerMadeAVoterVotesOnceTheLeaderIsGone() throws IOException {
+        NodeProcess.freePorts(4).forEach(port -> nodes.add(URI.create("http://127.0.0.1:" + port)));
+        RaftGroup first = RaftGroup.valueOf(RaftPeers.GROUP_ID, PEERS.peer(nodes.get(0), true),
+                PEERS.peer(nodes.get(1), true), PEERS.peer(nodes.get(2), true), PEERS.peer(nodes.get(3), false));
+        nodes.forEach(node -> start(node, first));
+        ClusterView four = leader().compareAndSet(0, ClusterView.initial(nodes, 3));
+        URI leaderNode = node(leader());
+        URI stays = nodes.stream().limit(3).filter(node -> !node.equals(leaderNode)).findFirst().orElseThrow();
+        URI stepsDown = nodes.stream().limit(3).filter(node -> !node.equals(leaderNode) && !node.equals(stays))
+                .findFirst().orElseThrow();
+        URI stepsUp = nodes.get(3);
+        RaftGroup swapped = RaftGroup.valueOf(RaftPeers.GROUP_ID, PEERS.peer(leaderNode, true),
+                PEERS.peer(stays, true), PEERS.peer(stepsUp, true), PEERS.peer(stepsDown, false));
+        logs.get(leaderNode).reconfigure(swapped);
+        assertThat(logs.get(leaderNode).hasConfiguration(swapped)).isTrue();
+        long configured = logs.get(leaderNode).appliedIndex();
+        await().atMost(Duration.ofSeconds(10)).until(() -> logs.get(stepsUp).appliedIndex() >= configured);
+
+        stop(leaderNode);
+        ViewLog next = leader();
+        assertThat(node(next)).isIn(stays, stepsUp);
+        ClusterView leaving = four.withLeaving(stepsDown, ChangeKind.DECOMMISSION);
+        assertThat(next.compareAndSet(1, leaving)).isEqualTo(leaving);
+    }
+
     @Test
     void aNodeAddedAsListenerReceivesTheViews() throws IOException {
         ClusterView first = formCluster(3);
