@@ -76,6 +76,8 @@ public final class TopologyCoordinator {
     private volatile ClusterChange watched;
     /** The epoch whose cleanup start every member has acknowledged under this leadership (0: none yet). */
     private volatile long settled;
+    /** {@link System#nanoTime} of the last settle attempt while a member was down. */
+    private volatile long lastSettleNanos;
     private Disposable ticks;
 
     /**
@@ -209,31 +211,49 @@ public final class TopologyCoordinator {
 
     /**
      * No change in progress: every member holds {@code view}, and each whose cleanup is pending is told to start
-     * it. Once all did, nothing more until the next view.
+     * it. Once all did, nothing more until the next view. A member down for the failure timeout is not waited for
+     * (a dead member would otherwise keep every other member's cleanup pending, and with it every later change, its
+     * own removal included): it is told without waiting, at most once a {@link #PROBE_INTERVAL}, until it answers or
+     * is removed. A dead member has no request in flight, and one that comes back checks its view before it serves.
      */
     private Mono<Void> settle(ClusterView view) {
         if (settled == view.epoch()) {
             return Mono.empty();
         }
+        List<Node> members = membership.nodesOf(view, null);
+        List<Node> down = members.stream().filter(node -> downTooLong(node.url())).toList();
+        long now = System.nanoTime();
+        if (!down.isEmpty() && now - lastSettleNanos < PROBE_INTERVAL.toNanos()) {
+            return Mono.empty();
+        }
+        lastSettleNanos = now;
+        down.forEach(node -> propose(node, view).then(cleanupWord(node, view.epoch())).subscribe(null, error -> { }));
         return spread(view)
-                .thenMany(Flux.fromIterable(membership.nodesOf(view, null))
-                        .flatMap(node -> node.self()
-                                ? Mono.fromRunnable(() -> cleanup.startAfter(view.epoch()))
-                                : peers.get().cleanup(node, view.epoch())))
+                .thenMany(Flux.fromIterable(members).filter(node -> !down.contains(node))
+                        .flatMap(node -> cleanupWord(node, view.epoch())))
                 .timeout(STEP_LIMIT)
-                .then(Mono.fromRunnable(() -> settled = view.epoch()));
+                .then(Mono.fromRunnable(() -> {
+                    if (down.isEmpty()) {
+                        settled = view.epoch();
+                    }
+                }));
+    }
+
+    /** Tells {@code node} that every member holds the view of {@code epoch}: its pending cleanup may start. */
+    private Mono<Void> cleanupWord(Node node, long epoch) {
+        return node.self() ? Mono.fromRunnable(() -> cleanup.startAfter(epoch)) : peers.get().cleanup(node, epoch);
     }
 
     /**
-     * Sends {@code view} to every member that must take it before the next step (all but a removed node, and but
-     * the node of a change being rolled back, which may be dead: it is told without waiting).
+     * Sends {@code view} to every member that must take it before the next step: all but a removed node, and but a
+     * member down for the failure timeout while a change rolls back or none runs (it is told without waiting).
      */
     private Mono<Void> spread(ClusterView view) {
         ClusterChange change = view.change();
         List<Node> awaited = new ArrayList<>();
         List<Node> told = new ArrayList<>();
         for (Node node : membership.nodesOf(view, change)) {
-            boolean optional = change != null && change.rollingBack() && downTooLong(node.url());
+            boolean optional = (change == null || change.rollingBack()) && downTooLong(node.url());
             (optional ? told : awaited).add(node);
         }
         told.forEach(node -> propose(node, view).subscribe(null, error -> { }));
