@@ -9,6 +9,7 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,16 +28,21 @@ public final class SeedViews {
     private final String secret;
     private final String viewPath;
     private final String secretHeader;
+    private final SSLContext tls;
 
     /**
      * @param secret       {@code dht.cluster-secret}
      * @param viewPath     the path of the view endpoint
      * @param secretHeader the header that carries the secret
+     * @param tls          the peers' TLS (the SSL bundle's trust store, and its key for mutual TLS), or null
+     *                     without TLS: seeds on https are reached with it, so a node on an empty disk of a TLS
+     *                     cluster finds the running cluster as any other does
      */
-    public SeedViews(String secret, String viewPath, String secretHeader) {
+    public SeedViews(String secret, String viewPath, String secretHeader, SSLContext tls) {
         this.secret = secret;
         this.viewPath = viewPath;
         this.secretHeader = secretHeader;
+        this.tls = tls;
     }
 
     /** The view of the first of {@code seeds} (but {@code self}) that answers one with an epoch of 1 or more. */
@@ -44,7 +50,11 @@ public final class SeedViews {
         if (secret == null || secret.isBlank()) {
             return Optional.empty();
         }
-        HttpClient client = HttpClient.newBuilder().connectTimeout(TIMEOUT).build();
+        HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(TIMEOUT);
+        if (tls != null) {
+            builder.sslContext(tls);
+        }
+        HttpClient client = builder.build();
         for (URI seed : seeds) {
             if (seed.equals(self)) {
                 continue;
@@ -60,7 +70,7 @@ public final class SeedViews {
                     }
                 }
             } catch (IOException | IllegalArgumentException e) {
-                log.debug("seed {} gave no view: {}", seed, e.toString());
+                log.info("seed {} gave no view: {}", seed, e.toString());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 return Optional.empty();

@@ -12,6 +12,7 @@ import dev.dht.peer.InternalProtocol;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
 import java.util.List;
+import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.context.annotation.Bean;
@@ -35,8 +36,8 @@ public class ClusterConfiguration {
      *                                 an emptied data dir may join again
      */
     @Bean
-    ClusterStart clusterStart(DhtProperties properties) {
-        return readStart(properties);
+    ClusterStart clusterStart(DhtProperties properties, TlsConfiguration.TlsSettings tls) {
+        return readStart(properties, tls.enabled() ? tls.bundle().createSslContext() : null);
     }
 
     @Bean
@@ -54,7 +55,7 @@ public class ClusterConfiguration {
     public record ClusterStart(StartKind kind, Membership membership) {
     }
 
-    private static ClusterStart readStart(DhtProperties properties) {
+    private static ClusterStart readStart(DhtProperties properties, SSLContext seedTls) {
         ClusterViewFile file = new ClusterViewFile(properties.dataDir());
         URI self = properties.self();
         ClusterView stored = file.read().orElse(null);
@@ -75,7 +76,7 @@ public class ClusterConfiguration {
             return new ClusterStart(StartKind.STORED, new Membership(self, stored, file));
         }
         ClusterView running = new SeedViews(properties.clusterSecret(), InternalProtocol.VIEW_PATH,
-                InternalProtocol.SECRET_HEADER).first(properties.nodes(), self).orElse(null);
+                InternalProtocol.SECRET_HEADER, seedTls).first(properties.nodes(), self).orElse(null);
         if (running != null && running.isMember(self)) {
             LOG.warn("{} is a member of the running cluster (epoch {}) but its data dir holds no cluster view: it lost "
                     + "its data; it takes that view and streams its records back before it serves reads", self,

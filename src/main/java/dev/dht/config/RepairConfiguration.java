@@ -36,9 +36,10 @@ public class RepairConfiguration {
 
     /**
      * Closed until the rebuild completed on a node started with {@code dht.rebuild=true} or that lost its data
-     * ({@link StartKind#LOST_DATA}); on a founding member on an empty disk ({@link StartKind#FORMING}) closed until
-     * its first view tells: the cluster's first view opens it (nothing was written before), a later one means the
-     * cluster ran without this node's data and it rebuilds.
+     * ({@link StartKind#LOST_DATA}); on a founding member on an empty disk ({@link StartKind#FORMING}) closed until it
+     * rebuilt after its first view: from every peer if that view is a later one (the cluster ran without this
+     * node's data), from the peers that answer if it is the first one (a brand-new cluster, or one that never changed
+     * membership restarted at once with this disk lost: the view alone cannot tell them apart).
      */
     @Bean
     RebuildGate rebuildGate(DhtProperties properties, ClusterStart start) {
@@ -85,7 +86,11 @@ public class RepairConfiguration {
             membership.onChange(placement -> {
                 if (placement.self() != null && placement.view().epoch() > 0 && decided.compareAndSet(false, true)) {
                     if (placement.view().epoch() == 1) {
-                        gate.finish();
+                        // a cluster whose membership never changed stays at epoch 1: it may be brand new (the peers
+                        // hold nothing) or have run before, all nodes restarted at once with this one's disk lost
+                        log.info("a founding member on an empty disk: rebuilding from the members that answer, in "
+                                + "case the cluster ran before (a new cluster has nothing to stream)");
+                        rebuild.startFromAnsweringPeers();
                     } else {
                         log.warn("the cluster ran without this node's data (its first view is epoch {}): rebuilding",
                                 placement.view().epoch());

@@ -34,8 +34,24 @@ public final class NodeRebuild {
         this.gate = gate;
     }
 
-    /** Starts the rebuild if the gate is closed; does nothing otherwise. */
+    /**
+     * Starts the rebuild if the gate is closed, from every peer: one that fails is asked again until it answers.
+     * Does nothing if the gate is open.
+     */
     public synchronized void start() {
+        start(true);
+    }
+
+    /**
+     * As {@link #start()}, but a peer that fails once is left out (logged) instead of waited for: for a founding
+     * member on an empty disk whose cluster may be brand new (nothing to stream) or may have run before (its records
+     * are with the peers that answer; anti-entropy repair brings the rest once the others are back).
+     */
+    public synchronized void startFromAnsweringPeers() {
+        start(false);
+    }
+
+    private void start(boolean waitForEveryPeer) {
         if (!gate.isRebuilding() || running != null) {
             return;
         }
@@ -44,7 +60,7 @@ public final class NodeRebuild {
         log.info("rebuild: streaming the records of this node from {} peers; replica reads refused until done",
                 repair.peers().size());
         running = Flux.fromIterable(repair.peers())
-                .concatMap(peer -> rebuildFrom(peer).doOnNext(result -> log.info(
+                .concatMap(peer -> rebuildFrom(peer, waitForEveryPeer).doOnNext(result -> log.info(
                         "rebuild: {} records from {} ({} total so far)", result.pulled(), peer,
                         total.addAndGet(result.pulled()))))
                 .then(Mono.fromRunnable(() -> {
@@ -55,8 +71,15 @@ public final class NodeRebuild {
                 .subscribe();
     }
 
-    private Mono<RepairResult> rebuildFrom(Node peer) {
-        return repair.repair(peer, true)
+    private Mono<RepairResult> rebuildFrom(Node peer, boolean waitForIt) {
+        Mono<RepairResult> once = repair.repair(peer, true);
+        if (!waitForIt) {
+            return once.onErrorResume(error -> {
+                log.warn("rebuild: repair with {} failed ({}); going on without it", peer, error.toString());
+                return Mono.empty();
+            });
+        }
+        return once
                 .doOnError(error -> log.warn("rebuild: repair with {} failed ({}); again in {} s", peer, error.toString(),
                         RETRY_DELAY.toSeconds()))
                 .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY));

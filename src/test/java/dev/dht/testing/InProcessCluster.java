@@ -2,6 +2,7 @@ package dev.dht.testing;
 
 import dev.dht.DhtApplication;
 import dev.dht.cluster.Membership;
+import dev.dht.node.RebuildGate;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.io.IOException;
@@ -99,14 +100,16 @@ public final class InProcessCluster
 
     /**
      * Waits until every running node holds the view log's first view (the founding nodes form the cluster once a
-     * majority of them runs) and has checked it: from then on each serves clients.
+     * majority of them runs), has checked it and has rebuilt (a founding member on an empty disk asks the others
+     * first): from then on each serves clients.
      */
     private void awaitFormed() {
         Awaitility.await("the cluster of " + urls + " formed").atMost(Duration.ofSeconds(60))
                 .pollInterval(Duration.ofMillis(20))
                 .until(() -> nodes.stream().filter(node -> node != null && node.isActive())
-                        .map(node -> node.getBean(Membership.class))
-                        .allMatch(membership -> membership.isMember() && membership.isViewConfirmed()));
+                        .allMatch(node -> node.getBean(Membership.class).isMember()
+                                && node.getBean(Membership.class).isViewConfirmed()
+                                && !node.getBean(RebuildGate.class).isRebuilding()));
     }
 
     /** Starts {@code size} nodes with data dirs under {@code root}; {@code extraSettings} apply to every node. */
