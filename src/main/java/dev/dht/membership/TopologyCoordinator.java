@@ -18,7 +18,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
@@ -37,7 +39,8 @@ import reactor.core.scheduler.Schedulers;
  *       removes, dead by definition) has not answered for {@code dht.change-failure-timeout}: the change is undone
  *       ({@link ClusterView#aborted}), so it never stays stuck; the dead member can then be removed.</li>
  *   <li><b>Raft configuration.</b> The log's voters and listeners follow the view ({@link RaftPeers}): a joiner
- *       becomes a listener when its join starts, a node that left is dropped.</li>
+ *       becomes a listener when its join starts, a node that left is dropped; not while a voter of the new
+ *       configuration is down (it might not commit).</li>
  *   <li><b>Next phase.</b> The view goes to every member (each stores it and finishes the requests it coordinated
  *       under the one before: {@link ViewExchange#accept}); in the streaming phase the gainers pull what they gain;
  *       then the next view is appended, only if the log's view is still this one.</li>
@@ -159,7 +162,7 @@ public final class TopologyCoordinator {
                 }
             }
             RaftGroup group = raftPeers.group(view);
-            if (!viewLog.hasConfiguration(group)) {
+            if (!viewLog.hasConfiguration(group) && everyVoterAnswers(view, group)) {
                 return Mono.fromRunnable(() -> viewLog.reconfigure(group)).subscribeOn(Schedulers.boundedElastic())
                         .then();
             }
@@ -324,6 +327,24 @@ public final class TopologyCoordinator {
             return false;
         }
         lastProbed.put(node, now);
+        return true;
+    }
+
+    /**
+     * Whether every voter of {@code group} has answered within the failure timeout. The Raft configuration follows
+     * the view only then: a new configuration whose voters include a dead member (a rolled back change's dead leader
+     * among the first NORMAL members again) may not commit, and the reconfiguration would hold every later step, the
+     * dead member's removal included. Meanwhile the current configuration stays; the removal then leaves it out.
+     */
+    private boolean everyVoterAnswers(ClusterView view, RaftGroup group) {
+        for (RaftPeer peer : group.getPeers()) {
+            if (peer.getStartupRole() != RaftPeerRole.LISTENER) {
+                URI node = RaftPeers.node(view, peer.getId()).orElse(null);
+                if (node != null && downTooLong(node)) {
+                    return false;
+                }
+            }
+        }
         return true;
     }
 

@@ -1,11 +1,18 @@
 package dev.dht.testing;
 
+import dev.dht.cluster.ClusterViewFile;
+import dev.dht.peer.InternalProtocol;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 import org.reactivestreams.Publisher;
 import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
+import org.springframework.core.io.buffer.DataBufferUtils;
+import org.springframework.http.HttpMethod;
+import org.springframework.http.server.reactive.ServerHttpRequest;
+import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
 import org.springframework.http.server.reactive.ServerHttpResponseDecorator;
 import org.springframework.web.server.ServerWebExchange;
@@ -25,6 +32,8 @@ public final class ServerFaults implements WebFilter, Ordered {
     private final AtomicReference<Duration> replicaRequestDelay = new AtomicReference<>();
     private volatile boolean stallRanges;
     private volatile boolean holdMembershipStreams;
+    /** The epoch of the proposed views held unanswered, or 0: none. */
+    private volatile long heldViewEpoch;
 
     /** Delays the handling of every replica request this node receives by {@code delay}. */
     public void delayReplicaRequests(Duration delay) {
@@ -48,17 +57,33 @@ public final class ServerFaults implements WebFilter, Ordered {
         holdMembershipStreams = true;
     }
 
+    /**
+     * Holds every proposal of a view of {@code epoch} this node receives ({@code POST /internal/cluster/view}, the
+     * view in the body; not a joiner's request to append, which has {@code expect}) unanswered until
+     * {@link #clear()}: the change stays in the phase of that view, as its coordinator waits for every member to take
+     * it before the next one.
+     */
+    public void holdViewProposals(long epoch) {
+        heldViewEpoch = epoch;
+    }
+
     /** Removes all faults. */
     public void clear() {
         replicaRequestDelay.set(null);
         stallRanges = false;
         holdMembershipStreams = false;
+        heldViewEpoch = 0;
     }
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
         if (stallRanges && exchange.getRequest().getPath().value().startsWith("/internal/range")) {
             return chain.filter(exchange.mutate().response(new StallingResponse(exchange.getResponse())).build());
+        }
+        if (heldViewEpoch != 0 && exchange.getRequest().getMethod() == HttpMethod.POST
+                && exchange.getRequest().getPath().value().equals(InternalProtocol.VIEW_PATH)
+                && !exchange.getRequest().getQueryParams().containsKey("expect")) {
+            return holdingViews(exchange, chain);
         }
         if (holdMembershipStreams && exchange.getRequest().getPath().value().startsWith("/internal/cluster/stream")) {
             return Flux.interval(Duration.ofMillis(50)).filter(tick -> !holdMembershipStreams).next()
@@ -69,6 +94,25 @@ public final class ServerFaults implements WebFilter, Ordered {
             return chain.filter(exchange);
         }
         return Mono.delay(delay).then(chain.filter(exchange));
+    }
+
+    /** Reads the proposed view; holds it while its epoch is {@link #heldViewEpoch}, then hands the body on. */
+    private Mono<Void> holdingViews(ServerWebExchange exchange, WebFilterChain chain) {
+        return DataBufferUtils.join(exchange.getRequest().getBody()).flatMap(buffer -> {
+            byte[] body = new byte[buffer.readableByteCount()];
+            buffer.read(body);
+            DataBufferUtils.release(buffer);
+            long epoch = ClusterViewFile.decode(new String(body, StandardCharsets.UTF_8)).epoch();
+            ServerHttpRequest replay = new ServerHttpRequestDecorator(exchange.getRequest()) {
+                @Override
+                public Flux<DataBuffer> getBody() {
+                    return Flux.just(exchange.getResponse().bufferFactory().wrap(body));
+                }
+            };
+            Mono<Void> handled = chain.filter(exchange.mutate().request(replay).build());
+            return epoch != heldViewEpoch ? handled : Flux.interval(Duration.ofMillis(50))
+                    .filter(tick -> heldViewEpoch != epoch).next().then(handled);
+        });
     }
 
     @Override
