@@ -124,7 +124,7 @@ class PacerTest {
     }
 
     @Test
-    void pauseOfAStreamFarBehindDoesNotCompleteAtOnce() {
+    void pauseOfMoreThanTheBucketHoldsWaitsForATimer() {
         Pacer pacer = pacer(1);
 
         CompletableFuture<Void> done = pacer.pause(3600).toFuture();
