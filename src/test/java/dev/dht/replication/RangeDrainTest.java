@@ -65,7 +65,11 @@ class RangeDrainTest {
     @Test
     void aRangeThatOutlivesItsViewIsCutAndTheStepGoesOn() {
         Received range = start();
-        emit(B, "k1");
+        for (URI node : List.of(A, B, C)) { // k1 is merged and sent once every node has shown a key after it
+            emit(node, "k1");
+            emit(node, "k2");
+        }
+        await().atMost(Duration.ofSeconds(5)).until(() -> range.keys.contains("k1"));
         membership.adopt(membership.view().withJoining(JOINER));
         CompletableFuture<Void> step = membership.drained(2, Duration.ofMillis(200)).toFuture();
 
