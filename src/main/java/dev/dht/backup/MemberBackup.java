@@ -1,11 +1,11 @@
 package dev.dht.backup;
 
-import com.google.common.util.concurrent.RateLimiter;
 import dev.dht.backup.format.BackupFileFormat;
 import dev.dht.backup.format.BackupFileWriter;
 import dev.dht.backup.format.BackupManifest.MemberPart;
 import dev.dht.backup.location.BackupLocation;
 import dev.dht.metrics.BackupMetrics;
+import dev.dht.pacing.Pacer;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import java.io.IOException;
@@ -26,7 +26,7 @@ import reactor.core.scheduler.Scheduler;
  * This node's part of a cluster backup: every record of its store (values, tombstones, TTLs, with their
  * timestamps) from one consistent LevelDB snapshot ({@link LocalStore#range}, read on the storage threads in
  * batches that take turns with client requests) into member files at the backup location, split at
- * {@code dht.backup.file-size}, paced at {@code dht.backup.rate} bytes per second (Guava's {@link RateLimiter}).
+ * {@code dht.backup.file-size}, paced at {@code dht.backup.rate} bytes per second ({@link Pacer}).
  *
  * <p>Threads: the files are written on the backup scheduler given (blocking I/O, never an event loop); the
  * scheduler's thread waits for the rate and for the storage threads' batches. Memory: one block of the file
@@ -104,7 +104,7 @@ public final class MemberBackup {
 
     /** The scan: blocking, on the backup scheduler's thread. */
     private MemberPart scan(String id, AtomicLong records) throws IOException {
-        RateLimiter pace = RateLimiter.create(bytesPerSecond);
+        Pacer pacer = Pacer.perSecond(bytesPerSecond);
         List<BackupFileWriter.FileSummary> files = new ArrayList<>();
         String prefix = fileStem(self);
         OutputStream stream = null;
@@ -119,7 +119,7 @@ public final class MemberBackup {
                 }
                 writer.write(entry);
                 int size = entry.key().length + entry.record().value().length;
-                pace.acquire(size + BackupFileFormat.ENTRY_OVERHEAD_BYTES);
+                pacer.acquire(size + BackupFileFormat.ENTRY_OVERHEAD_BYTES);
                 metrics.written(1, size);
                 records.incrementAndGet();
                 if (writer.bytesWritten() >= fileSizeBytes) {

@@ -5,6 +5,7 @@ import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Placement;
 import dev.dht.node.DurableFile;
+import dev.dht.pacing.Pacer;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.Counter;
@@ -38,7 +39,8 @@ import reactor.util.retry.Retry;
  * node as an old replica, and a pass that had passed that key would leave it. A leader that dies before saying it
  * leaves the word to the next one; there is no fallback by time.
  *
- * <p>Paced at {@code records-per-second} records read, on the storage threads with backpressure, in the background.
+ * <p>Paced at {@code records-per-second} records read, on the storage threads with backpressure, in the background:
+ * each batch, once purged, waits for its turn ({@link Pacer#pause}, a timer: no thread waits).
  * Meters: Counter {@code dht.cleanup.records} (records deleted), Gauge {@code dht.cleanup.pending} (1 while pending).
  */
 public final class OwnershipCleanup {
@@ -151,7 +153,7 @@ public final class OwnershipCleanup {
             }
             long started = System.nanoTime();
             AtomicLong deleted = new AtomicLong();
-            Duration perBatch = Duration.ofNanos(1_000_000_000L * BATCH / recordsPerSecond);
+            Pacer pacer = Pacer.perSecond(recordsPerSecond);
             return store.range(FIRST_KEY, null)
                     .limitRate(BATCH)
                     .buffer(BATCH)
@@ -161,7 +163,7 @@ public final class OwnershipCleanup {
                         return purge.doOnNext(count -> {
                             deleted.addAndGet(count);
                             purged.increment(count);
-                        }).then(Mono.delay(perBatch));
+                        }).then(pacer.pause(batch.size()));
                     }, 1)
                     .then(Mono.fromRunnable(() -> finished(placement.view().epoch(), deleted.get(), started))
                             .subscribeOn(Schedulers.boundedElastic()))

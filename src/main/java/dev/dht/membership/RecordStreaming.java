@@ -5,6 +5,7 @@ import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.Placement;
+import dev.dht.pacing.Pacer;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.PeerClient;
 import dev.dht.peer.StreamPart;
@@ -58,7 +59,8 @@ import reactor.util.retry.Retry;
  * again every {@link #RETRY_DELAY} until the stream completes (the change waits; an operator can abort it).
  *
  * <p>Paced at {@code dht.stream-rate} records (or digests) per second per source, so streaming takes a bounded share
- * of the gainer's storage threads and disk while it serves clients. Meters: Counters {@code dht.stream.records} and
+ * of the gainer's storage threads and disk while it serves clients: each batch waits for its turn before it is
+ * stored ({@link Pacer#pause}, a timer: no thread waits). Meters: Counters {@code dht.stream.records} and
  * {@code dht.stream.bytes} (records stored here from sources, and their encoded bytes; digests are not counted).
  * Non-blocking; the checkpoint file is written on the bounded-elastic scheduler.
  */
@@ -265,11 +267,10 @@ public final class RecordStreaming {
             return Mono.empty();
         }
         AtomicLong sinceCheckpoint = new AtomicLong();
-        long nanosPerBatch = 1_000_000_000L * BATCH / recordsPerSecond;
-        AtomicLong nextBatchAt = new AtomicLong(System.nanoTime());
+        Pacer pacer = Pacer.perSecond(recordsPerSecond);
         return Flux.defer(() -> peers.get().stream(source, self, epoch, progress.after(stream), part))
                 .buffer(BATCH)
-                .concatMap(batch -> pace(nextBatchAt, nanosPerBatch).then(handler.apply(batch)).then(Mono.defer(() -> {
+                .concatMap(batch -> pacer.pause(batch.size()).then(handler.apply(batch)).then(Mono.defer(() -> {
                     if (part != StreamPart.DIGESTS) {
                         counted(batch);
                     }
@@ -298,17 +299,6 @@ public final class RecordStreaming {
         bytes.increment(size);
         recordsOfChange.addAndGet(batch.size());
         bytesOfChange.addAndGet(size);
-    }
-
-    /**
-     * Waits until the next batch is due at {@code dht.stream-rate} (a timer on Reactor's parallel scheduler; no thread
-     * waits), then books the one after it.
-     */
-    private static Mono<Void> pace(AtomicLong nextBatchAt, long nanosPerBatch) {
-        long now = System.nanoTime();
-        long due = nextBatchAt.getAndUpdate(next -> Math.max(next, now) + nanosPerBatch);
-        long wait = due - now;
-        return wait <= 0 ? Mono.empty() : Mono.delay(Duration.ofNanos(wait)).then();
     }
 
     /** Records stored here by streaming since this node started (for the change's progress). */

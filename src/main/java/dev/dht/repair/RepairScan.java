@@ -1,6 +1,7 @@
 package dev.dht.repair;
 
 import dev.dht.cluster.Node;
+import dev.dht.pacing.Pacer;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import java.util.BitSet;
@@ -17,10 +18,11 @@ import reactor.core.publisher.Mono;
  * <p>Paced: every scan reads at most {@code dht.repair.scan-rate} records per second, every record of the store
  * counted (it is read, whether or not the pair shares it), so building a tree over a large store takes its turns
  * with client requests at a bounded share of the storage threads and disk, on both sides of a repair (the peer
- * builds its tree for {@code GET /internal/repair/tree} with the same scan). The pause between two batches is a
- * timer on Reactor's parallel scheduler ({@link RepairPace}): no storage thread or event loop waits; the records
+ * builds its tree for {@code GET /internal/repair/tree} with the same scan). The pause before a batch goes on is a
+ * timer on Reactor's parallel scheduler ({@link Pacer#pause}): no storage thread or event loop waits; the records
  * of a batch then go on (the tree is hashed, the records stream) on that timer's thread, or on the storage
- * thread that read them when the scan is behind its rate.
+ * thread that read them when the pacer lets them pass at once (a scan behind its rate makes up at most one burst,
+ * {@link Pacer#BURST}).
  */
 public final class RepairScan {
     /** Records read from the snapshot per storage task. */
@@ -67,11 +69,11 @@ public final class RepairScan {
      */
     private Flux<KeyedRecord> shared(Node peer) {
         return Flux.defer(() -> {
-            RepairPace pace = new RepairPace(scanRate);
+            Pacer pacer = Pacer.perSecond(scanRate);
             return store.range(FIRST_KEY, null)
                     .limitRate(SCAN_BATCH)
                     .buffer(SCAN_BATCH)
-                    .concatMap(batch -> pace.pause(batch.size()).thenMany(Flux.fromIterable(batch)), 1)
+                    .concatMap(batch -> pacer.pause(batch.size()).thenMany(Flux.fromIterable(batch)), 1)
                     .filter(entry -> scope.shared(self, peer, entry.key(), entry.record()));
         });
     }

@@ -1,6 +1,7 @@
 package dev.dht.repair;
 
 import dev.dht.cluster.Node;
+import dev.dht.pacing.Pacer;
 import dev.dht.replication.Replica;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
@@ -25,8 +26,9 @@ import reactor.core.publisher.Mono;
  * only if the receiving node is among the record's first {@code from} replicas, so repair never adds copies. Why
  * whole trees and full records: docs/replication-and-repair.md, "RepairSession".
  *
- * <p>Paced: at most {@code maxRate} keys per second pass the merge-join, in batches of {@link #BATCH}; memory is
- * bounded by the merge's prefetch and one batch. Non-blocking; storage work runs on the storage scheduler.
+ * <p>Paced: at most {@code maxRate} keys per second pass the merge-join, in batches of {@link #BATCH}, each batch
+ * followed by its pause ({@link Pacer#pause}, a timer: no thread waits); memory is bounded by the merge's prefetch
+ * and one batch. Non-blocking; storage work runs on the storage scheduler.
  */
 final class RepairSession {
     /** Keys handled together: one local write batch, up to this many pushes, one pause. */
@@ -41,7 +43,7 @@ final class RepairSession {
     private final LocalStore store;
     private final Replica peerReplica;
     private final Node peer;
-    private final RepairPace pace;
+    private final Pacer pacer;
     private final LongConsumer onPulled;
     private final LongConsumer onPushed;
     private long compared;
@@ -62,7 +64,7 @@ final class RepairSession {
         this.store = store;
         this.peerReplica = peerReplica;
         this.peer = peer;
-        this.pace = new RepairPace(maxRate);
+        this.pacer = Pacer.perSecond(maxRate);
         this.onPulled = onPulled;
         this.onPushed = onPushed;
     }
@@ -116,7 +118,7 @@ final class RepairSession {
                     pushed += pushes.size();
                     onPushed.accept(pushes.size());
                 }));
-        return Mono.when(pull, push).then(Mono.defer(() -> pace.pause(keys.size())));
+        return Mono.when(pull, push).then(Mono.defer(() -> pacer.pause(keys.size())));
     }
 
     /** One key: one or two sides (at most one each); the newer record goes to the node that lacks it. */

@@ -1,13 +1,13 @@
 package dev.dht.storage;
 
 import dev.dht.node.HybridLogicalClock;
+import dev.dht.pacing.Pacer;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,24 +23,20 @@ import org.slf4j.LoggerFactory;
  * and keeps it if it changed since the snapshot, so a write racing with the pass is never removed.
  *
  * <p>Threading: passes run on one thread of their own ({@code tombstone-gc}), never on an event loop or a storage
- * thread, throttled to {@code rate} purged records per second (sleeping between them; the scan of live records is
- * not throttled), so a backlog of deletes does not take the disk from client requests. Meters: Counters
- * {@code dht.tombstone.purged} (records) and {@code dht.tombstone.reclaimed.bytes} (key and record bytes purged).
+ * thread, throttled to {@code rate} purged records per second: that thread waits for each purged record's turn
+ * ({@link Pacer#acquire}; the scan of live records is not throttled, and a pass that fell behind, say after a long
+ * run of live records, makes up at most one {@link Pacer#BURST}), so a backlog of deletes does not take the disk
+ * from client requests. Meters: Counters {@code dht.tombstone.purged} (records) and
+ * {@code dht.tombstone.reclaimed.bytes} (key and record bytes purged).
  */
 public final class TombstoneCollector implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(TombstoneCollector.class);
     private static final byte[] FIRST_KEY = new byte[0];
-    /**
-     * How far behind its schedule a pass may fall and still purge without sleeping to make up for it: sleeps
-     * overshoot (by about a millisecond on a busy machine), and without this credit the overshoot of every sleep
-     * would add up, halving the rate at 1000/s.
-     */
-    private static final long MAX_CATCH_UP_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     private final RecordRepository repository;
     private final HybridLogicalClock clock;
     private final long graceMillis;
-    private final long nanosPerRecord;
+    private final int rate;
     private final Counter purged;
     private final Counter reclaimedBytes;
     private ScheduledExecutorService executor;
@@ -59,7 +55,7 @@ public final class TombstoneCollector implements AutoCloseable {
         this.repository = repository;
         this.clock = clock;
         this.graceMillis = grace.toMillis();
-        this.nanosPerRecord = TimeUnit.SECONDS.toNanos(1) / rate;
+        this.rate = rate;
         this.purged = Counter.builder("dht.tombstone.purged")
                 .description("Tombstones and expired values purged after dht.tombstone.gc-grace").register(registry);
         this.reclaimedBytes = Counter.builder("dht.tombstone.reclaimed.bytes").baseUnit("bytes")
@@ -112,7 +108,7 @@ public final class TombstoneCollector implements AutoCloseable {
         long count = 0;
         byte[] first = null;
         byte[] last = null;
-        long next = System.nanoTime();
+        Pacer pacer = Pacer.perSecond(rate);
         try (RecordRepository.Cursor cursor = repository.range(FIRST_KEY, null)) {
             while (!stopped && !suspended.getAsBoolean() && cursor.hasNext()) {
                 KeyedRecord entry = cursor.next();
@@ -124,14 +120,7 @@ public final class TombstoneCollector implements AutoCloseable {
                 reclaimedBytes.increment(entry.key().length + entry.record().encodedSize());
                 first = first == null ? entry.key() : first;
                 last = entry.key();
-                next += nanosPerRecord;
-                long wait = next - System.nanoTime();
-                if (wait > 0) {
-                    LockSupport.parkNanos(wait);
-                } else if (wait < -MAX_CATCH_UP_NANOS) {
-                    // behind by more than a short burst (a slow disk, a long scan of live keys): do not make it up
-                    next = System.nanoTime();
-                }
+                pacer.acquire(1);
             }
         }
         if (count > 0 && !stopped) {

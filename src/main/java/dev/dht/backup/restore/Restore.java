@@ -1,11 +1,11 @@
 package dev.dht.backup.restore;
 
-import com.google.common.util.concurrent.RateLimiter;
 import dev.dht.backup.format.BackupCorruptException;
 import dev.dht.backup.format.BackupManifest;
 import dev.dht.backup.format.BackupManifest.MemberPart;
 import dev.dht.backup.format.BackupFileWriter.FileSummary;
 import dev.dht.backup.location.BackupLocation;
+import dev.dht.pacing.Pacer;
 import dev.dht.storage.KeyedRecord;
 import java.io.IOException;
 import java.io.InputStream;
@@ -25,7 +25,8 @@ import java.util.concurrent.CompletionException;
  * key-ordered stream with one record per key ({@link MergedRecords}), expired values skipped, written in batches of
  * up to {@value #BATCH_RECORDS} records with up to {@value #IN_FLIGHT} batches in flight, paced, and checkpointed in
  * key order so that a restore stopped at any point resumes after the last batch acknowledged. Memory: the batches in
- * flight and one block per member. Blocking: runs on the caller's thread.
+ * flight and one block per member. Blocking: runs on the caller's thread, which also waits for the rate
+ * ({@link Pacer#acquire}).
  */
 final class Restore {
     static final int BATCH_RECORDS = 512;
@@ -106,7 +107,7 @@ final class Restore {
         for (MemberPart part : manifest.nodes()) {
             parts.add(new PartRecords(location, backupId, part.files()));
         }
-        RateLimiter pace = RateLimiter.create(rate);
+        Pacer pacer = Pacer.perSecond(rate);
         RestoreProgress progress = new RestoreProgress(out, terminal, manifest.records());
         Deque<Batch> window = new ArrayDeque<>();
         long written = checkpoint.records();
@@ -133,7 +134,7 @@ final class Restore {
                     bytes += entry.key().length + entry.record().value().length;
                 }
                 if (batch.size() >= BATCH_RECORDS) {
-                    pace.acquire(batch.size());
+                    pacer.acquire(batch.size());
                     window.add(new Batch(batchLastKey, batch.size(), target.write(batch)));
                     batch = new ArrayList<>();
                     if (window.size() >= IN_FLIGHT) {
@@ -146,9 +147,7 @@ final class Restore {
                 progress.update(merged.read(), written, bytes, false);
             }
             if (batchLastKey != null) {
-                if (!batch.isEmpty()) {
-                    pace.acquire(batch.size());
-                }
+                pacer.acquire(batch.size());
                 window.add(new Batch(batchLastKey, batch.size(),
                         batch.isEmpty() ? CompletableFuture.completedFuture(null) : target.write(batch)));
             }

@@ -1,9 +1,9 @@
 package dev.dht.replication.hints;
 
-import com.google.common.util.concurrent.RateLimiter;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.pacing.Pacer;
 import dev.dht.replication.Replica;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -20,12 +20,12 @@ import reactor.core.scheduler.Scheduler;
 /**
  * Replays a peer's hints to it, oldest first, once it is seen up, and deletes each hint the peer acknowledged.
  * Every {@link #TICK} (one loop per peer, on Reactor's parallel timer) a peer with hints gets the next slice: as
- * many of its oldest hints as its {@link RateLimiter} grants ({@code dht.hints.replay-rate} per second, at most
- * {@link #MAX_SLICE}), sent as ordinary replica writes (so they coalesce with client writes), {@link #CONCURRENCY}
- * at a time; the acknowledged ones are deleted in one store write, the others stay for a later slice. A tick that
- * finds the last slice still running is skipped, so a slow peer gets fewer hints, never more. A peer that
- * {@link PeerHealth} sees down is probed with one hint every {@link #PROBE_INTERVAL}; replay starts as soon as one
- * is acknowledged. Order matters only for fairness: records are reconciled by timestamp.
+ * many of its oldest hints as its {@link Pacer} holds at that moment ({@code dht.hints.replay-rate} per second, at
+ * most {@link #BURST}'s worth and {@link #MAX_SLICE}), sent as ordinary replica writes (so they coalesce with client
+ * writes), {@link #CONCURRENCY} at a time; the acknowledged ones are deleted in one store write, the others stay for
+ * a later slice. A tick that finds the last slice still running is skipped, so a slow peer gets fewer hints, never
+ * more. A peer that {@link PeerHealth} sees down is probed with one hint every {@link #PROBE_INTERVAL}; replay
+ * starts as soon as one is acknowledged. Order matters only for fairness: records are reconciled by timestamp.
  *
  * <p>A slice is placed under one cluster view ({@link Membership#enter}) from its check to its last write: a hint
  * whose peer no longer replicates its key under that view is deleted unsent; once the view's ticket is revoked
@@ -44,6 +44,12 @@ final class HintReplayer implements AutoCloseable {
     static final int MAX_SLICE = 512;
     /** Hint writes of one slice in flight at once. */
     static final int CONCURRENCY = 64;
+    /**
+     * What a peer's pacer holds at most: two ticks' worth of the rate, a tick's share and as much again for a tick
+     * that came late (a tick's worth alone would lose the lateness of every tick from the rate). A peer whose slices
+     * run longer than that gets fewer hints, never a burst of all it missed.
+     */
+    static final Duration BURST = TICK.multipliedBy(2);
 
     private final HintStore store;
     private final Scheduler thread;
@@ -69,11 +75,11 @@ final class HintReplayer implements AutoCloseable {
 
     /** Starts the replay loop of {@code peer}, whose writes go to {@code replica} (one without hints of its own). */
     void replayTo(Node peer, Replica replica) {
-        RateLimiter limiter = RateLimiter.create(replayRate);
+        Pacer pacer = Pacer.perSecond(replayRate, BURST);
         long[] lastProbeNanos = {System.nanoTime() - PROBE_INTERVAL.toNanos()};
         loops.add(Flux.interval(TICK, TICK)
                 .onBackpressureDrop()
-                .flatMap(tick -> slice(peer, replica, limiter, lastProbeNanos)
+                .flatMap(tick -> slice(peer, replica, pacer, lastProbeNanos)
                         .onErrorResume(error -> Mono.empty()), 1)
                 .subscribe());
     }
@@ -82,19 +88,16 @@ final class HintReplayer implements AutoCloseable {
      * One slice of {@code peer}'s hints; empty when there is nothing to do (no hints, no permits, not yet time to
      * probe).
      */
-    private Mono<Void> slice(Node peer, Replica replica, RateLimiter limiter, long[] lastProbeNanos) {
+    private Mono<Void> slice(Node peer, Replica replica, Pacer pacer, long[] lastProbeNanos) {
         if (store.pending(peer.name()) == 0) {
             return Mono.empty();
         }
         int size;
         if (health.isUp(peer)) {
-            size = 0;
-            while (size < MAX_SLICE && limiter.tryAcquire()) {
-                size++;
-            }
+            size = (int) pacer.tryAcquireUpTo(MAX_SLICE);
         } else {
             long now = System.nanoTime();
-            if (now - lastProbeNanos[0] < PROBE_INTERVAL.toNanos() || !limiter.tryAcquire()) {
+            if (now - lastProbeNanos[0] < PROBE_INTERVAL.toNanos() || pacer.tryAcquireUpTo(1) == 0) {
                 return Mono.empty();
             }
             lastProbeNanos[0] = now;
