@@ -22,7 +22,7 @@
 #   STARTED_PIDS    process groups the script started and must end (cleanup); GATLING_PID the running Gatling's
 #   HELPER_PIDS     plain background processes (no group of their own) cleanup ends as well; empty unless a script adds
 #   CLEANUP_DIRS    directories cleanup removes after the processes ended; empty unless a script adds
-#   URLS, PIDS, LOGS, PORTS   set by start_nodes; CLASSPATH set by compile_gatling; AP_LIB by async_profiler_lib
+#   URLS, PIDS, LOGS, PORTS, SECRET   set by start_nodes; CLASSPATH set by compile_gatling; AP_LIB by async_profiler_lib
 
 ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
 NODE_JVM_OPTS=()
@@ -134,9 +134,10 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
 # own (setsid). Like `local-cluster`, each node of a cluster gets its share of the event loops
 # (--dht.io-threads = processors / COUNT, at least 1) unless NODE_ARGS sets it.
 # With NODE_SCHEME=https (ratio.sh --tls) the node URLs are https and NODE_TLS_ARGS (the SSL bundle) are added.
-# Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays); adds PIDS to STARTED_PIDS.
+# Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays), SECRET (the cluster secret, for a node that joins
+# later); adds PIDS to STARTED_PIDS.
 start_nodes() {
-  local dir="$1" count="$2" data="${3:-$1}" port nodes="" secret loops=() share
+  local dir="$1" count="$2" data="${3:-$1}" port nodes="" loops=() share
   if [ "$count" -gt 1 ] && [[ " ${NODE_ARGS[*]} " != *" --dht.io-threads="* ]]; then
     share=$(( $(nproc) / count ))
     loops=("--dht.io-threads=$(( share > 1 ? share : 1 ))")
@@ -146,10 +147,10 @@ start_nodes() {
     port=$(free_port); case " ${PORTS[*]} " in *" $port "*) ;; *) PORTS+=("$port") ;; esac
   done
   for port in "${PORTS[@]}"; do nodes="${nodes:+$nodes,}${NODE_SCHEME:-http}://127.0.0.1:$port"; done
-  secret=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
+  SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   for port in "${PORTS[@]}"; do
     rm -rf "$data/data-$port"
-    DHT_CLUSTER_SECRET="$secret" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
+    DHT_CLUSTER_SECRET="$SECRET" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
       --server.port="$port" --dht.self="${NODE_SCHEME:-http}://127.0.0.1:$port" --dht.nodes="$nodes" \
       --dht.data-dir="$data/data-$port" "${loops[@]}" "${NODE_ARGS[@]}" "${NODE_TLS_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
     PIDS+=($!); LOGS+=("$dir/node-$port.log")

@@ -22,8 +22,9 @@ import reactor.core.publisher.Mono;
  * each; tombstones are skipped ({@link RangeCoordinator}).
  *
  * <p>Streams with backpressure: records are read only as fast as the client consumes them, so memory stays
- * bounded whatever the size of the range. If a node cannot serve its part the answer is 504 before the first
- * byte, or a body cut off without its terminating chunk after it. Replication parameters are not supported on
+ * bounded whatever the size of the range. If a node cannot serve its part, or the range runs on too long after a
+ * membership change replaced the view it started under, the answer is 504 before the first byte, or a body cut off
+ * without its terminating chunk after it. Replication parameters are not supported on
  * ranges (400). A node that is no member of the cluster (joining, or left) answers 503.
  */
 public final class RangeHandler {

@@ -6,21 +6,25 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 
 /**
  * The cluster view this node acts on now, and its placement: every client request, hint, repair and stream takes
  * the current {@link Placement} when it starts. A newer view is {@link #adopt adopted} (stored durably first, then
  * used), never an older one, so the epoch a node acts on only grows, across restarts too.
  *
- * <p>Requests coordinated under a view are counted ({@link #enter}, {@link Ticket#exit}), so a node can tell when
- * the last request placed under an older epoch finished ({@link #drained}); a phase of a membership change is
- * entered only after every member adopted it and drained the one before.
+ * <p>Requests coordinated under a view are counted ({@link #enter}, {@link Ticket#exit}): client reads and writes,
+ * ranges and hint replays. A node can tell when the last request placed under an older epoch finished
+ * ({@link #drained}); a phase of a membership change is entered only after every member adopted it and drained the
+ * one before. What does not finish by itself within a limit is refused ({@link Ticket#revoked}), never left to run
+ * on beside the next phase.
  *
  * <p>A node that is no member of its current view either has not joined yet (no view of its own: epoch 0) or has
  * left; it serves no client requests ({@link #isMember()}). Thread-safe; {@link #adopt} blocks on the view file
@@ -134,6 +138,7 @@ public final class Membership {
         }
         Ticket ticket = new Ticket(new Placement(next, self));
         current = ticket;
+        previous.retiredAtNanos = System.nanoTime();
         retired.add(previous);
         log.info("cluster view epoch {}: {}", next.epoch(), describe(next));
         for (Consumer<Placement> listener : listeners) {
@@ -177,21 +182,33 @@ public final class Membership {
     }
 
     /**
-     * Completes once every request this node entered under an epoch below {@code epoch} has exited, or after
-     * {@code limit} (logged): a request that hangs must not stop the cluster's membership for good. Polls; never
-     * blocks a thread.
+     * Completes once every request this node entered under an epoch below {@code epoch} has exited. The requests of a
+     * view retired more than {@code limit} ago that still run are {@link Ticket#revoked revoked} (logged): a range
+     * a slow client reads is cut, a hint replay sends no more hints, so a membership step never waits for a client
+     * and never goes on beside requests placed under a view two steps old. Client reads and writes end by
+     * themselves within {@code dht.replica-timeout} (their replica calls time out), revoked or not. Polls every few
+     * ms; never blocks a thread.
      */
     public Mono<Void> drained(long epoch, Duration limit) {
         return Flux.interval(Duration.ZERO, DRAIN_POLL)
                 .filter(tick -> {
                     retired.removeIf(ticket -> ticket.inFlight.sum() == 0);
-                    return retired.stream().noneMatch(ticket -> ticket.placement.view().epoch() < epoch);
+                    boolean drained = true;
+                    for (Ticket ticket : retired) {
+                        if (ticket.placement.view().epoch() >= epoch) {
+                            continue;
+                        }
+                        drained = false;
+                        if (System.nanoTime() - ticket.retiredAtNanos >= limit.toNanos() && ticket.revoke()) {
+                            log.warn("{} requests coordinated under epoch {} still run {} ms after it was replaced;"
+                                    + " refusing them (ranges are cut, hint replays stop)", ticket.inFlight.sum(),
+                                    ticket.placement.view().epoch(), limit.toMillis());
+                        }
+                    }
+                    return drained;
                 })
                 .next()
-                .then()
-                .timeout(limit, Mono.fromRunnable(() -> log.warn(
-                        "requests coordinated under epochs before {} still run after {} ms; going on", epoch,
-                        limit.toMillis())));
+                .then();
     }
 
     /** One line for the log: members and states, and the change with its phase. */
@@ -210,10 +227,18 @@ public final class Membership {
         return line.toString();
     }
 
-    /** The placement of one epoch and the number of requests coordinated under it that have not exited yet. */
+    /**
+     * The placement of one epoch and the number of requests coordinated under it that have not exited yet; once the
+     * view is replaced and a drain found it running too long, revoked: requests that may run long (ranges, hint
+     * replays) watch {@link #revoked} and end early.
+     */
     public static final class Ticket {
         private final Placement placement;
         private final LongAdder inFlight = new LongAdder();
+        private final Sinks.Empty<Void> revocation = Sinks.empty();
+        private final AtomicBoolean revokedFlag = new AtomicBoolean();
+        /** {@link System#nanoTime} when a newer view replaced this one (set before it is retired). */
+        private volatile long retiredAtNanos;
 
         private Ticket(Placement placement) {
             this.placement = placement;
@@ -227,6 +252,25 @@ public final class Membership {
         /** The request is done (answered, failed or cancelled); call exactly once per {@link #enter}. */
         public void exit() {
             inFlight.decrement();
+        }
+
+        /** True once the requests of this ticket's view are refused: start no more work under it. Never blocks. */
+        public boolean isRevoked() {
+            return revokedFlag.get();
+        }
+
+        /** Completes (empty) when the ticket is revoked; never errors. */
+        public Mono<Void> revoked() {
+            return revocation.asMono();
+        }
+
+        /** Revokes the ticket; true the first time. */
+        private boolean revoke() {
+            if (!revokedFlag.compareAndSet(false, true)) {
+                return false;
+            }
+            revocation.tryEmitEmpty();
+            return true;
         }
     }
 }

@@ -75,6 +75,16 @@ public final class Placement {
         return from == 0 || from > members ? members : from;
     }
 
+    /**
+     * Whether {@code node} is one of the replicas of {@code key} for a record written with {@code from}: in the old
+     * or the new set while a change runs, {@code from} {@link #placedFrom placed} as that record's write placed it
+     * (hint replay, which must not leave a record on a node that no longer replicates its key).
+     */
+    public boolean replicates(URI node, byte[] key, int from) {
+        int placed = placedFrom(from);
+        return contains(oldReplicasAtMost(key, placed), node) || contains(newReplicasAtMost(key, placed), node);
+    }
+
     /** True if {@code replicas} holds the node with base URL {@code node}, whatever its {@link Node#self()} flag. */
     public static boolean contains(List<Node> replicas, URI node) {
         for (Node replica : replicas) {

@@ -41,7 +41,10 @@ import org.springframework.context.annotation.Configuration;
  */
 @Configuration(proxyBeanMethods = false)
 public class MembershipConfiguration {
-    /** Longest wait for requests coordinated under an older epoch before a node acknowledges a newer view. */
+    /**
+     * How long after a view was replaced the requests still coordinated under it may run before they are refused
+     * (ranges cut, hint replays stopped); a node acknowledges the newer view once they all ended.
+     */
     static final Duration DRAIN_LIMIT = Duration.ofSeconds(30);
     /** The longest a one-node cluster's start waits for its log to form it. */
     static final Duration FORM_ALONE_LIMIT = Duration.ofSeconds(30);

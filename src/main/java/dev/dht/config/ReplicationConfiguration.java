@@ -3,7 +3,6 @@ package dev.dht.config;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
-import dev.dht.cluster.Placement;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
@@ -15,7 +14,6 @@ import dev.dht.replication.Replicas;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.FreeSpaceReserve;
-import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -47,8 +45,7 @@ public class ReplicationConfiguration {
         HintStore store = HintStore.open(properties.dataDir().resolve("hints"), properties.storage().engine(),
                 properties.storage().sync(), reserve);
         HintedHandoff handoff = new HintedHandoff(store, health, hints.enabled(), hints.window(),
-                hints.maxSize().toBytes(), hints.replayRate(), (peer, hint) -> replicates(membership, peer, hint),
-                registry);
+                hints.maxSize().toBytes(), hints.replayRate(), membership, registry);
         if (membership.isMember()) { // a node yet to join has no view of its own to judge by
             handoff.dropHintsOfRemovedPeers(membership.placement().members());
         }
@@ -58,18 +55,6 @@ public class ReplicationConfiguration {
             }
         });
         return handoff;
-    }
-
-    // A placement rule, kept here until cluster/ (being rewritten) can take it as Placement's own.
-    /**
-     * Whether {@code peer} is one of {@code hint}'s key's replicas under the current view: in its old or new set
-     * while a change runs ({@code from} capped at the members), as the record's write placed it.
-     */
-    private static boolean replicates(Membership membership, Node peer, KeyedRecord hint) {
-        Placement placement = membership.placement();
-        int from = placement.placedFrom(hint.record().from());
-        return Placement.contains(placement.oldReplicasAtMost(hint.key(), from), peer.url())
-                || Placement.contains(placement.newReplicasAtMost(hint.key(), from), peer.url());
     }
 
     /**
@@ -116,6 +101,6 @@ public class ReplicationConfiguration {
     /** Ranges read every member of the current view, joining and leaving ones too. */
     @Bean
     RangeCoordinator rangeCoordinator(Membership membership, Replicas replicas, LocalStore store) {
-        return new RangeCoordinator(() -> replicas.of(membership.placement().members()), store.clock());
+        return new RangeCoordinator(membership, placement -> replicas.of(placement.members()), store.clock());
     }
 }

@@ -55,6 +55,8 @@ public final class TopologyCoordinator {
     static final Duration STEP_LIMIT = Duration.ofSeconds(5);
     /** The longest wait for one member's answer to a liveness probe. */
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
+    /** A member is probed at most this often (its answers to the step's own requests count as probes too). */
+    static final Duration PROBE_INTERVAL = Duration.ofSeconds(1);
     private static final Logger log = LoggerFactory.getLogger(TopologyCoordinator.class);
 
     private final Membership membership;
@@ -68,6 +70,8 @@ public final class TopologyCoordinator {
     private final Duration failureTimeout;
     /** {@link System#nanoTime} of the last answer of each node this leader watched, or of when it began watching. */
     private final Map<URI, Long> lastSeen = new ConcurrentHashMap<>();
+    /** {@link System#nanoTime} of the last liveness probe sent to each node. */
+    private final Map<URI, Long> lastProbed = new ConcurrentHashMap<>();
     /** The change whose members' answers are timed now, or null. */
     private volatile ClusterChange watched;
     /** The epoch whose cleanup start every member has acknowledged under this leadership (0: none yet). */
@@ -98,6 +102,7 @@ public final class TopologyCoordinator {
     public synchronized void start() {
         viewLog.onLeadership(leader -> {
             lastSeen.clear();
+            lastProbed.clear();
             watched = null;
             settled = 0;
         });
@@ -269,19 +274,37 @@ public final class TopologyCoordinator {
 
     /**
      * A member that the step after {@code view} must wait for and that has not answered for the failure timeout
-     * (probing each of them now, without waiting), or null. A removed node is not waited for; nor, while its change
+     * (probing, without waiting, each whose last answer and last probe are older than {@link #PROBE_INTERVAL}), or
+     * null. A removed node is not waited for; nor, while its change
      * rolls back, is any dead member: a member that was down for the whole timeout has no request in flight, and a
      * member one step behind is compatible with the rolled back view (it checks its view before serving again).
      */
     private URI deadMember(ClusterView view) {
         URI dead = null;
+        long now = System.nanoTime();
         for (Node node : membership.nodesOf(view, view.change())) {
-            probe(node.url()).subscribe(null, error -> { });
+            if (dueForProbe(node.url(), now)) {
+                probe(node.url()).subscribe(null, error -> { });
+            }
             if (dead == null && downTooLong(node.url())) {
                 dead = node.url();
             }
         }
         return dead;
+    }
+
+    private boolean dueForProbe(URI node, long now) {
+        long interval = PROBE_INTERVAL.toNanos();
+        Long seen = lastSeen.get(node);
+        if (seen != null && now - seen < interval) {
+            return false;
+        }
+        Long probed = lastProbed.get(node);
+        if (probed != null && now - probed < interval) {
+            return false;
+        }
+        lastProbed.put(node, now);
+        return true;
     }
 
     private boolean downTooLong(URI node) {

@@ -32,7 +32,8 @@ public final class ViewExchange implements EpochTracker {
 
     /**
      * @param peers      the peer client (supplied late: it sends this exchange's epoch)
-     * @param drainLimit longest wait for requests coordinated under an older epoch before a view is acknowledged
+     * @param drainLimit how long requests coordinated under a replaced view may run before they are refused
+     *                   ({@link Membership#drained})
      */
     public ViewExchange(Membership membership, Supplier<PeerClient> peers, Duration drainLimit) {
         this.membership = membership;

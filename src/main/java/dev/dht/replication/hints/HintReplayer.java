@@ -1,8 +1,8 @@
 package dev.dht.replication.hints;
 
 import com.google.common.util.concurrent.RateLimiter;
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
-import dev.dht.storage.KeyedRecord;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.replication.Replica;
 import io.micrometer.core.instrument.Counter;
@@ -10,7 +10,7 @@ import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.function.BiPredicate;
+import java.util.function.Supplier;
 import reactor.core.Disposable;
 import reactor.core.Disposables;
 import reactor.core.publisher.Flux;
@@ -26,6 +26,10 @@ import reactor.core.scheduler.Scheduler;
  * finds the last slice still running is skipped, so a slow peer gets fewer hints, never more. A peer that
  * {@link PeerHealth} sees down is probed with one hint every {@link #PROBE_INTERVAL}; replay starts as soon as one
  * is acknowledged. Order matters only for fairness: records are reconciled by timestamp.
+ *
+ * <p>A slice is placed under one cluster view ({@link Membership#enter}) from its check to its last write: a hint
+ * whose peer no longer replicates its key under that view is deleted unsent; once the view's ticket is revoked
+ * (a membership step found the slice running too long), the slice sends no more hints and the rest stay stored.
  *
  * <p>Counter {@code dht.hints.replayed}: hints the peer acknowledged (and that were then deleted).
  *
@@ -46,17 +50,18 @@ final class HintReplayer implements AutoCloseable {
     private final PeerHealth health;
     private final int replayRate;
     private final Counter replayed;
-    private final BiPredicate<Node, KeyedRecord> replicates;
+    private final Supplier<Membership.Ticket> tickets;
     private final Counter notReplica;
     private final Disposable.Composite loops = Disposables.composite();
 
+    /** @param tickets the cluster view a slice is placed under ({@link Membership#enter}), or null: none, replay all */
     HintReplayer(HintStore store, Scheduler thread, PeerHealth health, int replayRate,
-                 BiPredicate<Node, KeyedRecord> replicates, Counter notReplica, MeterRegistry registry) {
+                 Supplier<Membership.Ticket> tickets, Counter notReplica, MeterRegistry registry) {
         this.store = store;
         this.thread = thread;
         this.health = health;
         this.replayRate = replayRate;
-        this.replicates = replicates;
+        this.tickets = tickets;
         this.notReplica = notReplica;
         this.replayed = Counter.builder("dht.hints.replayed").description("hints the peer acknowledged, then deleted")
                 .register(registry);
@@ -99,20 +104,38 @@ final class HintReplayer implements AutoCloseable {
             return Mono.empty();
         }
         int limit = size;
-        return Mono.fromCallable(() -> store.oldest(peer.name(), limit))
-                .subscribeOn(thread)
-                .flatMapMany(Flux::fromIterable)
-                .flatMap(hint -> {
-                    if (!replicates.test(peer, new KeyedRecord(hint.key(), hint.record()))) {
-                        notReplica.increment();
-                        return Mono.just(new Done(hint, false)); // deleted unsent with the acknowledged ones
-                    }
-                    return replica.write(new String(hint.key(), StandardCharsets.UTF_8), hint.record())
-                            .thenReturn(new Done(hint, true))
-                            .onErrorResume(error -> Mono.empty());
-                }, CONCURRENCY)
-                .collectList()
-                .flatMap(done -> done.isEmpty() ? Mono.empty() : delete(done));
+        return Mono.defer(() -> {
+            Membership.Ticket ticket = tickets == null ? null : tickets.get();
+            return Mono.fromCallable(() -> store.oldest(peer.name(), limit))
+                    .subscribeOn(thread)
+                    .flatMapMany(Flux::fromIterable)
+                    .flatMap(hint -> {
+                        if (ticket == null) {
+                            return send(replica, hint);
+                        }
+                        if (ticket.isRevoked()) {
+                            return Mono.empty(); // stays for a slice under the newer view
+                        }
+                        if (!ticket.placement().replicates(peer.url(), hint.key(), hint.record().from())) {
+                            notReplica.increment();
+                            return Mono.just(new Done(hint, false)); // deleted unsent with the acknowledged ones
+                        }
+                        return send(replica, hint);
+                    }, CONCURRENCY)
+                    .collectList()
+                    .flatMap(done -> done.isEmpty() ? Mono.empty() : delete(done))
+                    .doFinally(signal -> {
+                        if (ticket != null) {
+                            ticket.exit();
+                        }
+                    });
+        });
+    }
+
+    private static Mono<Done> send(Replica replica, Hint hint) {
+        return replica.write(new String(hint.key(), StandardCharsets.UTF_8), hint.record())
+                .thenReturn(new Done(hint, true))
+                .onErrorResume(error -> Mono.empty());
     }
 
     /** A hint done with: acknowledged by the peer ({@code sent}), or dropped unsent. */

@@ -1,10 +1,10 @@
 package dev.dht.replication.hints;
 
+import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.failure.OverloadedException;
 import dev.dht.replication.Replica;
-import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import dev.dht.storage.StorageScheduler;
 import io.micrometer.core.instrument.Counter;
@@ -16,7 +16,6 @@ import java.util.Collection;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.BiPredicate;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.stream.Collectors;
 import org.slf4j.Logger;
@@ -67,19 +66,21 @@ public final class HintedHandoff implements AutoCloseable {
      */
     public HintedHandoff(HintStore store, PeerHealth health, boolean enabled, Duration window, long maxBytes,
                          int replayRate, MeterRegistry registry) {
-        this(store, health, enabled, window, maxBytes, replayRate, (peer, hint) -> true, registry);
+        this(store, health, enabled, window, maxBytes, replayRate, null, registry);
     }
 
     /**
-     * As above, replaying a hint only while {@code replicates(peer, hint)} says the peer is still one of the key's
-     * replicas under the current cluster view; other hints are deleted unsent, counted in
+     * As above, replaying a hint only while the peer is still one of the key's replicas under the cluster view
+     * ({@link dev.dht.cluster.Placement#replicates}); other hints are deleted unsent, counted in
      * {@code dht.hints.dropped{reason=not_replica}}: after a membership change moved the key away, the record on the
      * peer would be one it no longer replicates, left behind by cleanup (it could later bring a deleted key back).
+     * Each slice of replays is checked and sent under one view and counts as a request under it
+     * ({@link Membership#enter}), so a membership step waits for it; a revoked slice sends no more.
      *
-     * @param replicates must not block
+     * @param membership the cluster view, or null to replay every hint (no view)
      */
     public HintedHandoff(HintStore store, PeerHealth health, boolean enabled, Duration window, long maxBytes,
-                         int replayRate, BiPredicate<Node, KeyedRecord> replicates, MeterRegistry registry) {
+                         int replayRate, Membership membership, MeterRegistry registry) {
         this.store = store;
         this.health = health;
         this.enabled = enabled;
@@ -93,7 +94,8 @@ public final class HintedHandoff implements AutoCloseable {
         }
         Gauge.builder("dht.hints.size", store, HintStore::sizeBytes).baseUnit("bytes")
                 .description("bytes of the hints kept (keys and values)").register(registry);
-        this.replayer = new HintReplayer(store, thread.scheduler(), health, replayRate, replicates,
+        this.replayer = new HintReplayer(store, thread.scheduler(), health, replayRate,
+                membership == null ? null : membership::enter,
                 droppedCounter(NOT_REPLICA), registry);
     }
 

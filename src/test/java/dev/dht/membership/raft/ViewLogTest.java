@@ -20,11 +20,13 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.util.FileSystemUtils;
 
 /**
  * Three view logs in this JVM over loopback: a cluster forms once, a step computed from an old view is refused,
- * the log goes on after its leader is closed, a restarted server recovers its view from its own log, and a node
- * added as a listener receives the views.
+ * the log goes on after its leader is closed, a restarted server recovers its view from its own log, a voter back on
+ * an empty disk cannot help elect a leader that misses a committed view, and a node added as a listener receives the
+ * views.
  */
 class ViewLogTest {
     private static final RaftPeers PEERS = new RaftPeers(1000, 5);
@@ -90,6 +92,47 @@ class ViewLogTest {
         applied.get(oldLeaderNode).clear();
         ViewLog restarted = start(oldLeaderNode, RaftGroup.valueOf(RaftPeers.GROUP_ID));
         await().atMost(Duration.ofSeconds(20)).until(() -> next.equals(restarted.view()));
+    }
+
+    /**
+     * A view committed by two of three voters, one of which then loses its disk while the other is down: the third
+     * voter, which missed the view, gets no vote from the one on the empty disk (a server formatted without peers
+     * votes for no candidate until the leader gave it the log's configuration), so no leader can forget the view.
+     * Once its other holder is back the log goes on from it and the emptied voter catches up.
+     */
+    @Test
+    void aVoterBackOnAnEmptyDiskCannotElectALeaderThatMissesACommittedView() throws IOException {
+        ClusterView first = formCluster(3);
+        URI leaderNode = node(leader());
+        URI behind = nodes.stream().filter(node -> !node.equals(leaderNode)).findFirst().orElseThrow();
+        URI emptied = nodes.stream().filter(node -> !node.equals(leaderNode) && !node.equals(behind))
+                .findFirst().orElseThrow();
+        stop(behind);
+        ClusterView next = first.withLeaving(nodes.get(0), ChangeKind.DECOMMISSION);
+        assertThat(logs.get(leaderNode).compareAndSet(1, next)).isEqualTo(next);
+        await().atMost(Duration.ofSeconds(10)).until(() -> next.equals(logs.get(emptied).view()));
+
+        stop(emptied);
+        assertThat(FileSystemUtils.deleteRecursively(dir.resolve(emptied.getPort() + ""))).isTrue();
+        stop(leaderNode);
+        ViewLog missed = start(behind, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        ViewLog empty = start(emptied, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(8))
+                .until(() -> !missed.isLeader() && !empty.isLeader());
+        assertThat(missed.view()).isEqualTo(first);
+
+        ViewLog holder = start(leaderNode, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        await().atMost(Duration.ofSeconds(20)).until(() -> next.equals(holder.view()) && next.equals(missed.view())
+                && next.equals(empty.view()));
+        assertThat(leader().view()).isEqualTo(next);
+    }
+
+    private URI node(ViewLog viewLog) {
+        return nodes.stream().filter(node -> logs.get(node) == viewLog).findFirst().orElseThrow();
+    }
+
+    private void stop(URI node) {
+        logs.remove(node).close();
     }
 
     /** Two members (one voter, the other a listener) and a joiner become three members, three voters. */
