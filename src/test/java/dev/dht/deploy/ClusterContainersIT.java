@@ -50,6 +50,7 @@ import org.junit.jupiter.api.extension.ExtensionContext;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
+import org.testcontainers.containers.wait.strategy.AbstractWaitStrategy;
 import org.testcontainers.containers.wait.strategy.Wait;
 import org.testcontainers.images.builder.ImageFromDockerfile;
 import org.testcontainers.lifecycle.Startables;
@@ -62,7 +63,7 @@ import org.testcontainers.utility.MountableFile;
  * from the project's {@code Dockerfile} (on a local JRE base, {@code localhost/dht-base:test} unless {@code -Ddht.it.jre-image=...}), each node with the
  * environment the StatefulSet gives its pod and the network name its pod would have ({@code dht-0.dht}, ...).
  * The v0 API is reached on the API's port, probes and metrics on the management port, as in Kubernetes. Then one
- * node is stopped, restarted on its data, and cut off from the network.
+ * node is stopped, restarted on its data, cut off from the network, and recreated on an empty volume.
  *
  * <p>Runs wherever a container engine is found (and fails if that engine cannot be used); skipped with one
  * message where there is none. Podman without a Docker engine: {@code .ci/run} shows the set-up.
@@ -384,6 +385,69 @@ class ClusterContainersIT {
         awaitWholeCluster();
     }
 
+    /**
+     * {@code kubectl delete pvc data-dht-1 && kubectl delete pod dht-1}, as containers: dht-1 is removed with its
+     * volume and created again, with the same name and certificate, on an empty volume. A member that lost its data,
+     * it answers {@code /v0/status} 503 until it has rebuilt its store from the other two, then 200 and is ready;
+     * with the other two paused, every key written before (at 2/3 or the default) reads through it at 1/3, from its
+     * own store.
+     */
+    @Test
+    void aContainerBackOnAnEmptyVolumeRebuildsBeforeItIsReadyThenHoldsEveryKey() throws Exception {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 100; i++) {
+            String key = newKey("lost-volume");
+            String replicas = i % 2 == 0 ? "2/3" : null;   // null: the default, a majority of the replicas
+            int through = i % 2 == 0 ? 0 : 2;
+            assertThat(send(HttpRequest.newBuilder(entity(through, key, replicas))
+                    .PUT(HttpRequest.BodyPublishers.ofString("v-" + key))).statusCode())
+                    .as("PUT %s of %s via dht-%d", replicas, key, through).isEqualTo(201);
+            keys.add(key);
+        }
+
+        GenericContainer<?> lost = NODES.get(1);
+        Files.writeString(Files.createDirectories(PROJECT.resolve("target/failsafe-reports"))
+                .resolve("ClusterContainersIT-dht-1-before-its-volume-was-lost.log"), lost.getLogs());
+        lost.stop();   // removes the container and its volume: the pod and its PersistentVolumeClaim gone
+        GenericContainer<?> replaced = newNode(1).waitingFor(new StartedOnly());
+        for (String file : List.of("ca.crt", "dht-1.crt", "dht-1.key")) {
+            replaced.withCopyFileToContainer(MountableFile.forHostPath(tlsDir.resolve(file), 0644), TLS_MOUNT + file);
+        }
+        NODES.set(1, replaced);
+        replaced.start();
+
+        List<Integer> statuses = new ArrayList<>();
+        await("dht-1 back on an empty volume serves").atMost(START_TIMEOUT).pollInterval(Duration.ofMillis(100))
+                .until(() -> {
+                    int status = statusOrNone(1, apiPort, "/v0/status");
+                    if (status != -1 && (statuses.isEmpty() || statuses.get(statuses.size() - 1) != status)) {
+                        statuses.add(status);
+                    }
+                    return status == 200;
+                });
+        assertThat(statuses).as("/v0/status of dht-1 back on an empty volume, in turn").startsWith(503)
+                .endsWith(200).containsOnly(503, 200);
+        assertThat(replaced.getLogs()).as("dht-1's output").contains("rebuild complete");
+        assertThat(statusOrNone(1, managementPort, readinessPath)).as("dht-1's readiness once rebuilt")
+                .isEqualTo(200);
+
+        List<String> others = List.of(NODES.get(0).getContainerId(), NODES.get(2).getContainerId());
+        others.forEach(id -> docker.pauseContainerCmd(id).exec());
+        try {
+            for (String key : keys) {
+                HttpResponse<String> read = get(1, key, "1/3");
+                assertThat(read.statusCode()).as("GET 1/3 of %s via dht-1, dht-0 and dht-2 paused", key)
+                        .isEqualTo(200);
+                assertThat(read.body()).isEqualTo("v-" + key);
+            }
+        } finally {
+            others.forEach(id -> docker.unpauseContainerCmd(id).exec());
+        }
+        System.out.printf("dht-1 back on an empty volume: /v0/status %s, then every key at 1/3 with its peers"
+                + " paused%n", statuses);
+        awaitWholeCluster();
+    }
+
     private static void awaitWholeCluster() {
         for (int node = 0; node < NODES.size(); node++) {
             awaitReady(node);
@@ -401,6 +465,19 @@ class ClusterContainersIT {
                         == 200);
     }
 
+    /** The status {@code node} answers on {@code port} to {@code GET path}, or -1 while it does not answer. */
+    private static int statusOrNone(int node, int port, String path) {
+        try {
+            return http.send(HttpRequest.newBuilder(uri(node, port, path)).timeout(Duration.ofSeconds(5)).build(),
+                    HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
     private static String newKey(String purpose) {
         return "it-" + purpose + "-" + KEYS.incrementAndGet() + "-" + System.nanoTime();
     }
@@ -413,8 +490,9 @@ class ClusterContainersIT {
         return send(HttpRequest.newBuilder(entity(node, key, replicas)));
     }
 
+    /** {@code /v0/entity} of {@code key} on {@code node} at {@code replicas}, or at the default if null. */
     private static URI entity(int node, String key, String replicas) {
-        return uri(node, apiPort, "/v0/entity?id=" + encode(key) + "&replicas=" + replicas);
+        return uri(node, apiPort, "/v0/entity?id=" + encode(key) + (replicas == null ? "" : "&replicas=" + replicas));
     }
 
     private static HttpRequest.Builder repair(int node) {
@@ -452,6 +530,17 @@ class ClusterContainersIT {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(built.method() + " " + built.uri() + ": interrupted", e);
+        }
+    }
+
+    /**
+     * Waits for nothing more than the container's start, for a test that watches the node come up itself (a wait for
+     * readiness would hide the answers before it).
+     */
+    private static final class StartedOnly extends AbstractWaitStrategy {
+        @Override
+        protected void waitUntilReady() {
+            // started is all this waits for
         }
     }
 

@@ -17,10 +17,14 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -29,11 +33,12 @@ import org.springframework.util.FileSystemUtils;
 /**
  * Membership changes when a node they involve dies, over real node processes: the view log's leader killed
  * ({@code kill -9}) during a join for good and coming back, a joiner killed after the read switch, the first member
- * removed after its death, a member back on an empty data dir, a member frozen, removed and resumed. Each runs
- * under a steady load ({@link HistoryLoad}: most keys at 2/3, some at 1/1 and 3/3, writes and deletes) and checks its
- * history at the end: no acknowledged write lost, no stale read, no deleted key back, and every member settled
- * ({@code cleanupPending} false). A 1/1 write kept by the one node killed for good is lost by definition (one copy
- * was asked for), so once a node is killed for good the 1/1 keys are left out of the final read-back.
+ * removed after its death, a member back on an empty data dir, alone or with the whole cluster restarted at once, a
+ * member frozen, removed and resumed. Each runs under a steady load ({@link HistoryLoad}: most keys at 2/3, some at
+ * 1/1 and 3/3, writes and deletes) and checks its history at the end: no acknowledged write lost, no stale read, no
+ * deleted key back, and every member settled ({@code cleanupPending} false). A 1/1 write kept by the one node killed
+ * for good (or by a lost disk) is lost by definition (one copy was asked for), so once a node is killed for good the
+ * 1/1 keys are left out of the final read-back.
  * {@code dht.change-failure-timeout} is {@value #FAILURE_TIMEOUT_S} s, so that a change whose node died is rolled
  * back within a test.
  */
@@ -230,6 +235,88 @@ class MembershipFailuresIT {
     }
 
     /**
+     * The whole cluster killed ({@code kill -9}: a power loss) and started again at once, the first member's data dir
+     * emptied meanwhile (a lost disk): the emptied member, which may find no seed running when it starts, forms
+     * no cluster of its own (every log leader and term it names, its peers name too); every member ends on one view
+     * (epoch, members, the log's leader and term), the emptied one holding the cluster's log. It answers {@code /v0/status} 503 until it has rebuilt its store from the other
+     * replicas, then 200; with both its peers frozen every acknowledged key reads through it at 1/3 from its own
+     * store.
+     */
+    @Test
+    void allMembersStartedAtOnceWithOneDataDirEmptiedFormOneClusterAndTheEmptiedOneRebuilds() throws Exception {
+        List<String> jvm = new ArrayList<>(JVM);
+        // three cold JVMs started at once on the build machine's two cores: a replica's first answers may take over
+        // the 1-s default, and a 2/3 request that times out at two replicas fails the load's check
+        jvm.add("-Ddht.replica-timeout=3s");
+        startCluster(3, jvm);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        URI lost = all.get(0);
+        List<URI> peers = all.subList(1, 3);
+        try (HistoryLoad load = new HistoryLoad("g", all)) {
+            load.preload();
+            load.start();
+            await().atMost(CHANGE_TIME).until(() -> load.acknowledged.sum() >= 300);
+            JsonNode before = admin.view(all.get(1));
+
+            load.idle();
+            for (int i = 0; i < all.size(); i++) {
+                cluster.kill(i);
+            }
+            load.singleCopiesMayBeLost(); // 1/1 writes kept only by the lost disk
+            assertThat(FileSystemUtils.deleteRecursively(cluster.dataDir(0))).isTrue();
+            cluster.launchAllAgain();
+
+            // the emptied member watched from its start: its /v0/status answers, and the log's leader and term of
+            // each view it shows at epoch 1 or more (from a log of its own they would be a leader and term its peers
+            // never name)
+            List<Integer> statuses = new ArrayList<>();
+            Set<String> lostLeaders = new LinkedHashSet<>();
+            Set<String> peerLeaders = new LinkedHashSet<>();
+            await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(100)).until(() -> {
+                int status = status(lost);
+                if (status != -1 && (statuses.isEmpty() || statuses.get(statuses.size() - 1) != status)) {
+                    statuses.add(status);
+                }
+                leaderOf(viewOrNull(lost)).ifPresent(lostLeaders::add);
+                peers.forEach(peer -> leaderOf(viewOrNull(peer)).ifPresent(peerLeaders::add));
+                return status == 200;
+            });
+            String output = cluster.node(0).output();
+            String startKind = output.contains("no seed holds one") ? "found no running seed"
+                    : output.contains("lost its data") ? "found the running cluster" : "?";
+            assertThat(statuses).as("/v0/status of the node on an empty disk, in turn").startsWith(503)
+                    .endsWith(200).containsOnly(503, 200);
+            assertThat(output).as("the emptied node's output").contains("rebuild complete");
+
+            // the load again, through every node, once all three run
+            load.writeThrough(all);
+            load.readThrough(all);
+            JsonNode agreed = awaitOneView(all);
+            assertThat(memberUrls(agreed)).as("members after the restart").containsExactlyElementsOf(
+                    memberUrls(before));
+            leaderOf(agreed).ifPresent(peerLeaders::add);
+            assertThat(peerLeaders).as("log leaders and terms its peers named, against those of the emptied node")
+                    .containsAll(lostLeaders);
+            assertThat(admin.view(lost).get("index").asLong()).as("the emptied node's log index: the cluster's log")
+                    .isGreaterThanOrEqualTo(before.get("index").asLong());
+            long acknowledged = load.acknowledged.sum();
+            await().atMost(CHANGE_TIME).until(() -> load.acknowledged.sum() >= acknowledged + 200);
+
+            load.stop();
+            List<Long> peerPids = List.of(cluster.node(1).pid(), cluster.node(2).pid());
+            signal("-STOP", peerPids);
+            try {
+                load.assertEveryWriteReadable(List.of(lost), "1/3");
+            } finally {
+                signal("-CONT", peerPids);
+            }
+            System.out.printf("all restarted at once, %s emptied (it %s): /v0/status %s, its log leaders %s%n",
+                    lost, startKind, statuses, lostLeaders);
+            checkHistory(load, all, null);
+        }
+    }
+
+    /**
      * A member frozen (SIGSTOP, a long GC pause or a frozen VM) is removed with removenode, then resumed while
      * writes at 1/3 are waiting for it: every write it acknowledges is readable at 2/3 from the members.
      */
@@ -359,6 +446,46 @@ class MembershipFailuresIT {
     private URI leader(List<URI> live) {
         return await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
                 .until(() -> URI.create(admin.view(live.get(0)).get("leader").asText()), live::contains);
+    }
+
+    /**
+     * Waits until every node of {@code nodes} answers the same epoch, members, log leader and term, with no change in
+     * progress: one cluster. Returns the first node's view.
+     */
+    private JsonNode awaitOneView(List<URI> nodes) {
+        AtomicReference<JsonNode> agreed = new AtomicReference<>();
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+            JsonNode first = admin.view(nodes.get(0));
+            assertThat(first.get("leader").isNull()).as("a log leader known to %s", nodes.get(0)).isFalse();
+            assertThat(first.get("change").isNull()).as("change in progress: %s", first).isTrue();
+            for (URI node : nodes) {
+                JsonNode view = admin.view(node);
+                for (String field : List.of("epoch", "members", "leader", "term", "change")) {
+                    assertThat(view.get(field)).as("%s of %s, against %s", field, node, nodes.get(0))
+                            .isEqualTo(first.get(field));
+                }
+            }
+            agreed.set(first);
+        });
+        return agreed.get();
+    }
+
+    /** "term T leader URL" of a view at epoch 1 or more that names the log's leader; empty otherwise. */
+    private static Optional<String> leaderOf(JsonNode view) {
+        return view == null || view.get("epoch").asLong() < 1 || view.get("leader").isNull() ? Optional.empty()
+                : Optional.of("term " + view.get("term").asLong() + " leader " + view.get("leader").asText());
+    }
+
+    /** {@code GET /actuator/cluster} of {@code node}, or null while it does not answer one. */
+    private JsonNode viewOrNull(URI node) {
+        try {
+            return admin.view(node);
+        } catch (IOException | AssertionError e) {
+            return null;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return null;
+        }
     }
 
     private HttpResponse<String> removenode(URI through, URI node) {

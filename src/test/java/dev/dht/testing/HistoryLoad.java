@@ -1,6 +1,7 @@
 package dev.dht.testing;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.IOException;
 import java.net.URI;
@@ -61,6 +62,8 @@ public final class HistoryLoad implements AutoCloseable {
     private final int writers;
     private final List<List<KeyHistory>> writable = new ArrayList<>();
     private final AtomicBoolean running = new AtomicBoolean(true);
+    /** Requests of the load's threads in flight, counted before they look at the nodes to send through. */
+    private final AtomicInteger inFlight = new AtomicInteger();
     private final List<Thread> threads = new ArrayList<>();
     private volatile boolean singleCopiesMayBeLost;
     private volatile List<URI> writeThrough;
@@ -98,6 +101,17 @@ public final class HistoryLoad implements AutoCloseable {
         writeThrough(writeThrough.stream().filter(url -> !url.equals(node)).toList());
         readThrough(readThrough.stream().filter(url -> !url.equals(node)).toList());
         Thread.sleep(1_000);
+    }
+
+    /**
+     * Sends nothing more through any node and waits until no request of the load is in flight (at most a minute):
+     * before every node is killed. {@link #writeThrough} and {@link #readThrough} give the load nodes again.
+     */
+    public void idle() {
+        writeThrough(List.of());
+        readThrough(List.of());
+        await("the load's requests in flight ended").atMost(Duration.ofMinutes(1))
+                .pollInterval(Duration.ofMillis(20)).until(() -> inFlight.get() == 0);
     }
 
     /**
@@ -281,27 +295,37 @@ public final class HistoryLoad implements AutoCloseable {
         List<KeyHistory> own = writable.get(writer);
         int fresh = 0;
         while (running.get()) {
-            int dice = random.nextInt(100);
-            KeyHistory key;
-            boolean delete = false;
-            if (dice < 10 && fresh < FRESH) {
-                key = new KeyHistory(prefix + "n" + writer + "-" + fresh, replicasOf(fresh), false);
-                fresh++;
-                own.add(key);
-                keys.add(key);
-            } else {
-                key = own.get(random.nextInt(own.size()));
-                delete = dice < 35;
+            inFlight.incrementAndGet(); // before the nodes are read, so that idle() waits for this request
+            try {
+                List<URI> nodes = writeThrough;
+                if (nodes.isEmpty()) {
+                    continue;
+                }
+                int dice = random.nextInt(100);
+                KeyHistory key;
+                boolean delete = false;
+                if (dice < 10 && fresh < FRESH) {
+                    key = new KeyHistory(prefix + "n" + writer + "-" + fresh, replicasOf(fresh), false);
+                    fresh++;
+                    own.add(key);
+                    keys.add(key);
+                } else {
+                    key = own.get(random.nextInt(own.size()));
+                    delete = dice < 35;
+                }
+                int version = key.issue(delete);
+                Answer answer = call(delete ? "DELETE" : "PUT", nodes.get(writer % nodes.size()), key,
+                        delete ? null : key.value(version));
+                if (answer.status() == (delete ? 202 : 201)) {
+                    key.acknowledge(version);
+                    acknowledged.increment();
+                } else {
+                    unexpected(answer, key, delete ? "DELETE" : "PUT");
+                }
+            } finally {
+                inFlight.decrementAndGet();
+                pause(WRITE_PAUSE_MS);
             }
-            int version = key.issue(delete);
-            Answer answer = call(delete ? "DELETE" : "PUT", through(writer), key, delete ? null : key.value(version));
-            if (answer.status() == (delete ? 202 : 201)) {
-                key.acknowledge(version);
-                acknowledged.increment();
-            } else {
-                unexpected(answer, key, delete ? "DELETE" : "PUT");
-            }
-            pause(WRITE_PAUSE_MS);
         }
     }
 
@@ -313,18 +337,26 @@ public final class HistoryLoad implements AutoCloseable {
             if (before == 0) {
                 continue;
             }
-            List<URI> nodes = readThrough;
-            Answer answer = call("GET", nodes.get(random.nextInt(nodes.size())), key, null);
-            if (answer.status() == 200 || answer.status() == 404) {
-                String stale = key.check(before, answer.status() == 200 ? key.version(answer.body()) : -1);
-                if (stale != null && !unchecked(key)) {
-                    fail("stale read through " + answer.node() + ": " + stale);
+            inFlight.incrementAndGet(); // before the nodes are read, so that idle() waits for this request
+            try {
+                List<URI> nodes = readThrough;
+                if (nodes.isEmpty()) {
+                    continue;
                 }
-                readsChecked.increment();
-            } else {
-                unexpected(answer, key, "GET");
+                Answer answer = call("GET", nodes.get(random.nextInt(nodes.size())), key, null);
+                if (answer.status() == 200 || answer.status() == 404) {
+                    String stale = key.check(before, answer.status() == 200 ? key.version(answer.body()) : -1);
+                    if (stale != null && !unchecked(key)) {
+                        fail("stale read through " + answer.node() + ": " + stale);
+                    }
+                    readsChecked.increment();
+                } else {
+                    unexpected(answer, key, "GET");
+                }
+            } finally {
+                inFlight.decrementAndGet();
+                pause(READ_PAUSE_MS);
             }
-            pause(READ_PAUSE_MS);
         }
     }
 

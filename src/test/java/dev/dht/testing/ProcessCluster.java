@@ -113,6 +113,21 @@ public final class ProcessCluster implements AutoCloseable {
         launch(index);
     }
 
+    /**
+     * Starts every node again on its port and data at once (a power loss over, a whole StatefulSet recreated): each
+     * launched right after the other, none waiting for another to be up, nor for itself. The nodes must be down.
+     */
+    public void launchAllAgain() throws IOException {
+        for (int i = 0; i < nodes.length; i++) {
+            if (nodes[i] != null && nodes[i].isAlive()) {
+                throw new IllegalStateException("node " + i + " still runs");
+            }
+        }
+        for (int i = 0; i < nodes.length; i++) {
+            launch(i);
+        }
+    }
+
     /** Starts node {@code index} again on its port and data, and waits until it is up. */
     public void restart(int index) throws IOException, InterruptedException {
         launch(index);
