@@ -216,8 +216,9 @@ public final class TopologyCoordinator {
      * No change in progress: every member holds {@code view}, and each whose cleanup is pending is told to start
      * it. Once all did, nothing more until the next view. A member down for the failure timeout is not waited for
      * (a dead member would otherwise keep every other member's cleanup pending, and with it every later change, its
-     * own removal included): it is told without waiting, at most once a {@link #PROBE_INTERVAL}, until it answers or
-     * is removed. A dead member has no request in flight, and one that comes back checks its view before it serves.
+     * own removal included): {@link #spread} tells it the view without waiting, at most once a
+     * {@link #PROBE_INTERVAL}, until it answers (then the next attempt waits for it and gives it the word too) or is
+     * removed. A dead member has no request in flight, and one that comes back checks its view before it serves.
      */
     private Mono<Void> settle(ClusterView view) {
         if (settled == view.epoch()) {
@@ -230,7 +231,6 @@ public final class TopologyCoordinator {
             return Mono.empty();
         }
         lastSettleNanos = now;
-        down.forEach(node -> propose(node, view).then(cleanupWord(node, view.epoch())).subscribe(null, error -> { }));
         return spread(view)
                 .thenMany(Flux.fromIterable(members).filter(node -> !down.contains(node))
                         .flatMap(node -> cleanupWord(node, view.epoch())))
