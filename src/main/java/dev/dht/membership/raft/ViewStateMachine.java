@@ -24,6 +24,7 @@ import org.apache.ratis.statemachine.TransactionContext;
 import org.apache.ratis.statemachine.impl.BaseStateMachine;
 import org.apache.ratis.statemachine.impl.SimpleStateMachineStorage;
 import org.apache.ratis.statemachine.impl.SingleFileSnapshotInfo;
+import org.apache.ratis.util.LifeCycle;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,16 +67,36 @@ public final class ViewStateMachine extends BaseStateMachine {
         return current == null ? 0 : current.epoch();
     }
 
+    /** Loads the latest snapshot, if any, and runs (the life cycle Ratis checks before installing a snapshot). */
     @Override
     public void initialize(RaftServer server, RaftGroupId groupId, RaftStorage raftStorage) throws IOException {
-        super.initialize(server, groupId, raftStorage);
-        storage.init(raftStorage);
-        load(storage.loadLatestSnapshot());
+        getLifeCycle().startAndTransition(() -> {
+            super.initialize(server, groupId, raftStorage);
+            storage.init(raftStorage);
+            load(storage.loadLatestSnapshot());
+        }, IOException.class);
     }
 
+    /**
+     * Stops applying before the leader installs a snapshot here (a follower too far behind, a joiner or a member on
+     * an empty disk after the leader purged the log): Ratis reloads only a paused state machine.
+     */
     @Override
-    public void reinitialize() throws IOException {
+    public synchronized void pause() {
+        if (getLifeCycleState() == LifeCycle.State.RUNNING) {
+            getLifeCycle().transition(LifeCycle.State.PAUSING);
+            getLifeCycle().transition(LifeCycle.State.PAUSED);
+        }
+    }
+
+    /** Loads the snapshot just installed, then runs again. */
+    @Override
+    public synchronized void reinitialize() throws IOException {
         load(storage.loadLatestSnapshot());
+        if (getLifeCycleState() == LifeCycle.State.PAUSED) {
+            getLifeCycle().transition(LifeCycle.State.STARTING);
+            getLifeCycle().transition(LifeCycle.State.RUNNING);
+        }
     }
 
     @Override
