@@ -62,7 +62,9 @@ public final class ViewLog implements Closeable {
     private final Path dataDir;
     private final RaftProperties properties = new RaftProperties();
     private final Parameters parameters = new Parameters();
-    private final ViewStateMachine stateMachine;
+    private final Consumer<ClusterView> applied;
+    /** The state machine of the server started last: one per start, as Ratis runs it through one life cycle. */
+    private volatile ViewStateMachine stateMachine;
     private final List<Consumer<Boolean>> leadership = new CopyOnWriteArrayList<>();
     private RaftServer server;
 
@@ -79,6 +81,7 @@ public final class ViewLog implements Closeable {
         this.self = Objects.requireNonNull(self, "self");
         this.selfId = RaftPeers.id(self);
         this.dataDir = dataDir;
+        this.applied = applied;
         this.stateMachine = new ViewStateMachine(applied, this::leaderChanged);
         RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
         GrpcConfigKeys.Server.setPort(properties, raftPort);
@@ -115,7 +118,8 @@ public final class ViewLog implements Closeable {
     }
 
     /**
-     * Starts the Raft server. With a log in the data dir it recovers it ({@code group} only names the peers to try
+     * Starts the Raft server, with a state machine of its own (a server stopped and started again, as a test's node
+     * is, does not reuse one that went through Ratis's life cycle). With a log in the data dir it recovers it ({@code group} only names the peers to try
      * until the log's own configuration is read); without one it formats a new one with {@code group} as its
      * first configuration: the founding members for a new cluster, or no peer for a node that the leader will add.
      * Blocks (storage, port).
@@ -123,6 +127,7 @@ public final class ViewLog implements Closeable {
      * @throws UncheckedIOException if the server cannot start (the port is taken, the storage is unreadable)
      */
     public synchronized void start(RaftGroup group) {
+        stateMachine = new ViewStateMachine(applied, this::leaderChanged);
         try {
             server = RaftServer.newBuilder()
                     .setServerId(selfId)
