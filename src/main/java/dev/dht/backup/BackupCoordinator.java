@@ -159,6 +159,8 @@ public final class BackupCoordinator {
         Instant end = clock.instant();
         BackupManifest last = manifest.ended(error == null ? BackupManifest.DONE : BackupManifest.FAILED, error,
                 end.toString(), done, error == null ? missing : List.of());
+        // free this node before the manifest says the backup ended: whoever reads that may start the next at once
+        running.remove(manifest.id());
         catalog.write(last);
         if (error == null) {
             metrics.succeeded(end.getEpochSecond());

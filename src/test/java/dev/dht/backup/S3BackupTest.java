@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.dht.testing.Backups;
 import dev.dht.testing.Backups.RestoreRun;
+import dev.dht.testing.FailingHttpFront;
 import dev.dht.testing.InProcessCluster;
 import dev.dht.testing.S3ProxyServer;
 import java.net.http.HttpResponse;
@@ -13,8 +14,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.Random;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -28,7 +35,9 @@ import software.amazon.awssdk.services.s3.S3Client;
  * Backups to S3, against a real S3-compatible server (S3Proxy in a process of its own): a 3-node cluster backs up
  * to {@code s3://bucket/prefix} through an endpoint override with path-style access, each member's part large
  * enough to be several multipart parts and split into two files; the backup lists, verifies and restores into
- * another cluster from S3, and a delete removes its objects.
+ * another cluster from S3, and a delete removes its objects. Behind a front that answers 500 to part uploads: a
+ * part that fails once is retried and the backup completes; one that keeps failing is tried the SDK's 4 times, then
+ * the backup fails naming the member and the object, and the aborted upload leaves no object.
  */
 class S3BackupTest {
     private static final String BUCKET = "dht-backups";
@@ -121,6 +130,64 @@ class S3BackupTest {
         try (S3Client client = client()) {
             assertThat(client.listObjectsV2(request -> request.bucket(BUCKET).prefix("cluster-a/" + id + "/"))
                     .contents()).isEmpty();
+        }
+    }
+
+    @Test
+    void aFailedPartUploadIsRetriedAndAPartThatKeepsFailingFailsTheBackupLeavingNoObject() throws Exception {
+        Map<String, Set<String>> attempts = new ConcurrentHashMap<>();
+        AtomicBoolean alwaysFail = new AtomicBoolean();
+        try (FailingHttpFront front = FailingHttpFront.start(s3.endpoint(), head -> {
+            String line = head.substring(0, head.indexOf('\r'));
+            if (!line.startsWith("PUT ") || !line.contains("partNumber=")) {
+                return false;
+            }
+            Matcher attempt = Pattern.compile("(?i)\r\namz-sdk-request: attempt=(\\d+)").matcher(head);
+            Set<String> seen = attempts.computeIfAbsent(line, part -> ConcurrentHashMap.newKeySet());
+            boolean first = seen.isEmpty();
+            seen.add(attempt.find() ? attempt.group(1) : "?");
+            return alwaysFail.get() || first;
+        })) {
+            source = InProcessCluster.start(3, root.resolve("source"), Map.of(
+                    "dht.backup.location", "s3://" + BUCKET + "/cluster-b",
+                    "dht.backup.s3-endpoint", front.endpoint().toString(),
+                    "dht.backup.s3-path-style", "true",
+                    "dht.replica-timeout", "10s"));
+            Random random = new Random(11);
+            for (int i = 0; i < KEYS / 2; i++) {
+                byte[] value = new byte[VALUE_BYTES];
+                random.nextBytes(value);
+                assertThat(source.client(i % 3).put("blob-" + i, value, null)).isEqualTo(201);
+            }
+
+            String retried = Backups.start(source.client(0), false);
+            JsonNode done = Backups.awaitEnd(source.client(0), retried, Duration.ofMinutes(3));
+            int failedOnce = front.failed();
+            alwaysFail.set(true);
+            String failing = Backups.start(source.client(0), false);
+            JsonNode failed = Backups.awaitEnd(source.client(0), failing, Duration.ofMinutes(3));
+
+            assertThat(done.get("state").asText()).as("first attempt of every part failed: %s", done)
+                    .isEqualTo("done");
+            assertThat(failedOnce).as("one failed attempt per member's part").isGreaterThanOrEqualTo(3);
+            RestoreRun verify = Backups.restore("--from", "s3://" + BUCKET + "/cluster-b", "--backup", retried,
+                    "--verify", "--s3-endpoint", s3.endpoint().toString(), "--s3-path-style");
+            assertThat(verify.status()).as("%s %s", verify.out(), verify.err()).isZero();
+            assertThat(failed.get("state").asText()).as("%s", failed).isEqualTo("failed");
+            assertThat(failed.get("error").asText()).contains("member ")
+                    .contains("cannot upload s3://" + BUCKET + "/cluster-b/" + failing + "/");
+            Map<String, Set<String>> partsOfFailing = new HashMap<>(attempts);
+            partsOfFailing.keySet().removeIf(line -> !line.contains("/" + failing + "/"));
+            assertThat(partsOfFailing).as("a part upload per member").hasSizeGreaterThanOrEqualTo(3);
+            assertThat(partsOfFailing.values()).as("SDK attempts of each failing part upload (its default retry policy)")
+                    .allSatisfy(seen -> assertThat(seen).containsExactlyInAnyOrder("1", "2", "3", "4"));
+            try (S3Client client = client()) {
+                assertThat(client.listObjectsV2(request -> request.bucket(BUCKET)
+                        .prefix("cluster-b/" + failing + "/")).contents())
+                        .as("no data object").noneMatch(o -> o.key().endsWith(".dhtb"));
+                assertThat(client.listMultipartUploads(request -> request.bucket(BUCKET)
+                        .prefix("cluster-b/" + failing + "/")).uploads()).as("every upload aborted").isEmpty();
+            }
         }
     }
 

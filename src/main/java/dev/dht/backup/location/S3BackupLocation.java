@@ -24,7 +24,8 @@ import software.amazon.awssdk.services.s3.model.S3Object;
  * Backups in an S3 bucket ({@code s3://bucket/prefix}), through the AWS SDK for Java v2: {@code prefix/ID/NAME}.
  * Files are written as multipart uploads streamed in parts of {@link S3MultipartStream#PART_BYTES}, so a node holds
  * one part in memory whatever the file's size; the object appears only when the upload completes. The SDK retries a
- * failed call (its standard retry policy, 3 attempts); then the write fails and the backup with it. Credentials come
+ * failed call (its default retry policy: 4 attempts with backoff); then the upload is aborted, the write fails and
+ * the backup with it. Credentials come
  * from the SDK's default chain (environment, web identity on Kubernetes, profile, instance role). With an endpoint
  * override (S3-compatible stores) checksums are computed only where the API requires them, as such stores often
  * refuse the newer default. Blocking: network I/O in every method.
