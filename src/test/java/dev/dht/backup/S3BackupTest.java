@@ -104,7 +104,9 @@ class S3BackupTest {
         JsonNode backup = Backups.awaitEnd(source.client(0), id, Duration.ofMinutes(3));
 
         assertThat(backup.get("state").asText()).as("%s", backup).isEqualTo("done");
-        assertThat(backup.get("bytes").asLong()).as("three copies of ~19 MB").isGreaterThan(3L * KEYS * VALUE_BYTES);
+        // a PUT at 2/3 waits for two copies; the third may still be a hint when the backup scans
+        assertThat(backup.get("bytes").asLong()).as("at least the two acknowledged copies of ~19 MB")
+                .isGreaterThan(2L * KEYS * VALUE_BYTES);
         try (S3Client client = client()) {
             long files = client.listObjectsV2(request -> request.bucket(BUCKET).prefix("cluster-a/" + id + "/"))
                     .contents().stream().filter(object -> object.key().endsWith(".dhtb")).count();
