@@ -20,8 +20,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 /**
  * Membership changes that lose a node they involve, in one JVM: the view log's leader drives every change, so a
  * change goes on (or is rolled back) when the node that started it, the leader or the joiner dies, and any dead
- * member can be removed, the first one too. The members hold their streams, so that a join stays in its streaming
- * phase until the test has stopped a node.
+ * member can be removed, the first one too; a leader that comes back at once finds the change ended or going on.
+ * The members hold their streams, so that a join stays in its streaming phase until the test has stopped a node.
  */
 class MembershipFailoverIT {
     private static final Duration CHANGE_TIME = Duration.ofSeconds(90);
@@ -128,6 +128,56 @@ class MembershipFailoverIT {
                 assertThat(view.get("members")).hasSize(members - 1);
             });
             readAll(cluster, holder, join ? "2/2" : "2/3");
+        }
+    }
+
+    /**
+     * The view log's leader stopped while a join or a decommission is held at each of its phases, then started
+     * again on its data dir at once: the change completes (or, if the restart took longer than the failure timeout,
+     * is rolled back), never stuck; the returned leader takes the final view, every member is NORMAL and settled,
+     * and every key reads back through the returned node.
+     */
+    @ParameterizedTest(name = "{0} held at {1}")
+    @CsvSource({"join, write-both-read-old", "join, streaming", "join, write-both-read-new",
+            "decommission, write-both-read-old", "decommission, streaming", "decommission, write-both-read-new"})
+    void theLeaderStoppedAndStartedAgainAtEachPhaseLeavesNoChangeStuck(String kind, String phase) throws Exception {
+        boolean join = kind.equals("join");
+        try (InProcessCluster cluster = InProcessCluster.start(join ? 3 : 4, root, FAST_ROLLBACK)) {
+            write(cluster);
+            int leader = leader(cluster);
+            int holder = leader == 0 ? 1 : 0;
+            int leaver = join ? -1 : firstOtherThan(cluster, leader, holder);
+            long formed = view(cluster, holder).get("epoch").asLong();
+            cluster.serverFaults(holder).holdViewProposals(formed + 1 + PHASES.indexOf(phase));
+            if (join) {
+                cluster.add(Map.of());
+            } else {
+                HttpResponse<byte[]> started = cluster.client(holder).admin("/actuator/cluster/decommission",
+                        "{\"node\": \"" + cluster.url(leaver) + "\"}", InProcessCluster.SECRET);
+                assertThat(started.statusCode()).as(new String(started.body(), StandardCharsets.UTF_8))
+                        .isEqualTo(202);
+            }
+            awaitPhase(cluster, phase);
+            cluster.stop(leader);
+            cluster.start(leader);
+            cluster.serverFaults(holder).clear();
+
+            int before = join ? 3 : 4;
+            int after = join ? 4 : 3;
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, leader);
+                assertThat(view.get("change").isNull()).as("the change ended: %s", view).isTrue();
+                assertThat(view.get("members").size()).as("completed or rolled back: %s", view).isIn(before, after);
+                view.get("members").forEach(member -> assertThat(member.get("state").asText()).isEqualTo("NORMAL"));
+                assertThat(view.get("epoch").asLong()).isEqualTo(view(cluster, holder).get("epoch").asLong());
+                for (int i = 0; i < cluster.size(); i++) {
+                    if (i != leaver) {
+                        assertThat(view(cluster, i).get("cleanupPending").asBoolean()).as("node %d settled", i)
+                                .isFalse();
+                    }
+                }
+            });
+            readAll(cluster, leader, "2/3");
         }
     }
 
