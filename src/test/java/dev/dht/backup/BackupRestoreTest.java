@@ -234,21 +234,21 @@ class BackupRestoreTest {
         assertThat(Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
         target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "2s"));
         Path checkpoint = root.resolve("resume.checkpoint");
-        // at 30 records/s each batch of 512 waits 17 s for its turn before it is sent; the first one's checkpoint is
-        // written once the second is sent (34 s in), and the third waits 17 s more: time enough to stop two of the
-        // three nodes, so that the restore is cut off with batches left
+        // at 300 records/s each batch of 512 waits 1.7 s for its turn before it is sent; the first one's checkpoint is
+        // written once the second is sent (3.4 s in); then two of the three nodes refuse record writes at once, so a
+        // later batch finds no majority after its retries and the restore is cut off with batches left
         Thread cut = new Thread(() -> {
             await().atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(20)).until(() -> Files.exists(checkpoint));
-            target.stop(1);
-            target.stop(2);
+            target.serverFaults(1).refuseRecordWrites();
+            target.serverFaults(2).refuseRecordWrites();
         });
         cut.start();
 
         RestoreRun first = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into",
-                target.url(0).toString(), "--rate", "30", "--checkpoint", checkpoint.toString());
+                target.url(0).toString(), "--rate", "300", "--checkpoint", checkpoint.toString());
         cut.join();
-        target.start(1);
-        target.start(2);
+        target.serverFaults(1).clear();
+        target.serverFaults(2).clear();
         RestoreRun second = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into",
                 target.url(0).toString(), "--checkpoint", checkpoint.toString());
 

@@ -11,6 +11,7 @@ import org.springframework.core.Ordered;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.core.io.buffer.DataBufferUtils;
 import org.springframework.http.HttpMethod;
+import org.springframework.http.HttpStatus;
 import org.springframework.http.server.reactive.ServerHttpRequest;
 import org.springframework.http.server.reactive.ServerHttpRequestDecorator;
 import org.springframework.http.server.reactive.ServerHttpResponse;
@@ -32,6 +33,7 @@ public final class ServerFaults implements WebFilter, Ordered {
     private final AtomicReference<Duration> replicaRequestDelay = new AtomicReference<>();
     private volatile boolean stallRanges;
     private volatile boolean holdMembershipStreams;
+    private volatile boolean refuseRecordWrites;
     /** The epoch of the proposed views held unanswered, or 0: none. */
     private volatile long heldViewEpoch;
 
@@ -67,16 +69,31 @@ public final class ServerFaults implements WebFilter, Ordered {
         heldViewEpoch = epoch;
     }
 
+    /**
+     * Answers every record write this node receives from a peer or a restore ({@code PUT /internal/record},
+     * {@code POST /internal/records}) with 503 until {@link #clear()}, at once, as a node that refuses under overload.
+     */
+    public void refuseRecordWrites() {
+        refuseRecordWrites = true;
+    }
+
     /** Removes all faults. */
     public void clear() {
         replicaRequestDelay.set(null);
         stallRanges = false;
         holdMembershipStreams = false;
         heldViewEpoch = 0;
+        refuseRecordWrites = false;
     }
 
     @Override
     public Mono<Void> filter(ServerWebExchange exchange, WebFilterChain chain) {
+        String path = exchange.getRequest().getPath().value();
+        if (refuseRecordWrites && (path.equals(InternalProtocol.RECORD_PATH) || path.equals(InternalProtocol.RECORDS_PATH))
+                && exchange.getRequest().getMethod() != HttpMethod.GET) {
+            exchange.getResponse().setStatusCode(HttpStatus.SERVICE_UNAVAILABLE);
+            return exchange.getResponse().setComplete();
+        }
         if (stallRanges && exchange.getRequest().getPath().value().startsWith("/internal/range")) {
             return chain.filter(exchange.mutate().response(new StallingResponse(exchange.getResponse())).build());
         }
