@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -23,7 +24,8 @@ import reactor.core.publisher.Mono;
  * in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and reconcile
  * ({@link Record#newest}), repairing stale replicas among the answers before answering (read repair). Any
  * node may coordinate any key. Writes go to all {@code from} replicas; reads to {@code ack} of them first, with
- * speculative retry to the others (see {@link #get}).
+ * speculative retry to the others (see {@link #get}). A write is answered once its wall-clock millisecond is over
+ * ({@link #commitWait}).
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
  * {@code dht.replica-timeout} (a write waits past it for this node's own store when that alone keeps the quorum
@@ -36,6 +38,10 @@ import reactor.core.publisher.Mono;
  * set the change's phase reads from ({@link Placement#readReplicas}).
  */
 public final class Coordinator {
+    /** How often {@link #commitWait} reads the wall clock. */
+    private static final Duration COMMIT_WAIT_POLL = Duration.ofNanos(250_000);
+    /** The longest {@link #commitWait}. */
+    static final Duration COMMIT_WAIT_LIMIT = Duration.ofMillis(10);
     /** Speculative retries allowed per read ({@link RetryBudget}). */
     static final double SPECULATIVE_RETRY_RATIO = 0.1;
     private final Membership membership;
@@ -242,6 +248,8 @@ public final class Coordinator {
     private Mono<Void> write(WriteRequest request, Runnable settled, Placement placement) {
         ReplicationFactor rf = request.rf();
         long timestamp = clock.now();
+        // false when the clock runs ahead of the wall clock (it observed a later timestamp): no wait would order it
+        boolean inWallMillisecond = HybridLogicalClock.millisOf(timestamp) <= clock.wallMillis();
         Record record;
         if (request.isDelete()) {
             record = Record.tombstone(timestamp, rf.from());
@@ -261,7 +269,29 @@ public final class Coordinator {
         // every contact of a write is asked, and its call always ends (QuorumCollector never cancels it)
         return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)
                 .doOnSuccess(applied -> oneDone.run())
-                .doOnError(failed -> oneDone.run())));
+                .doOnError(failed -> oneDone.run())))
+                .then(inWallMillisecond ? Mono.defer(() -> commitWait(timestamp)) : Mono.empty());
+    }
+
+    /**
+     * Holds a write's answer until the wall clock has left the millisecond of its timestamp (usually not at all; at
+     * most {@link #COMMIT_WAIT_LIMIT}, so a wall clock stepped back holds no answer longer). Two coordinators stamp
+     * within one millisecond by their own counters, which do not order their writes: a client that overwrites a key
+     * through another node right after this answer, before that node stored this write (at {@code ack < from} its
+     * copy may still be on the way), would otherwise get a timestamp that equals or precedes this one and lose to
+     * the older value. Once the millisecond is over, any node's next timestamp is greater (same wall clock; skew
+     * between machines remains last-write-wins' known limit). Spanner's commit wait (Corbett et al., 2012) for an
+     * uncertainty of one clock tick. Non-blocking: polls on Reactor's parallel scheduler.
+     */
+    private Mono<Void> commitWait(long timestamp) {
+        long millis = HybridLogicalClock.millisOf(timestamp);
+        if (clock.wallMillis() > millis) {
+            return Mono.empty();
+        }
+        long polls = COMMIT_WAIT_LIMIT.dividedBy(COMMIT_WAIT_POLL);
+        return Flux.interval(COMMIT_WAIT_POLL)
+                .takeUntil(tick -> clock.wallMillis() > millis || tick >= polls - 1)
+                .then();
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */
