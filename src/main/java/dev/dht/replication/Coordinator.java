@@ -24,8 +24,8 @@ import reactor.core.publisher.Mono;
  * in parallel, wait for the first {@code ack} successes ({@link QuorumCollector}) and reconcile
  * ({@link Record#newest}), repairing stale replicas among the answers before answering (read repair). Any
  * node may coordinate any key. Writes go to all {@code from} replicas; reads to {@code ack} of them first, with
- * speculative retry to the others (see {@link #get}). A write is answered once its wall-clock millisecond is over
- * ({@link #commitWait}).
+ * speculative retry to the others (see {@link #get}). In a cluster of more than one member a write is answered once
+ * its wall-clock millisecond is over ({@link #commitWait}).
  *
  * <p>Errors: {@link QuorumNotReachedException} (504) when fewer than {@code ack} replicas succeed within
  * {@code dht.replica-timeout} (a write waits past it for this node's own store when that alone keeps the quorum
@@ -248,8 +248,10 @@ public final class Coordinator {
     private Mono<Void> write(WriteRequest request, Runnable settled, Placement placement) {
         ReplicationFactor rf = request.rf();
         long timestamp = clock.now();
-        // false when the clock runs ahead of the wall clock (it observed a later timestamp): no wait would order it
-        boolean inWallMillisecond = HybridLogicalClock.millisOf(timestamp) <= clock.wallMillis();
+        // no wait when no other node coordinates (one member), or when the clock runs ahead of the wall clock (it
+        // observed a later timestamp): waiting would order nothing
+        boolean commitWait = placement.members().size() > 1
+                && HybridLogicalClock.millisOf(timestamp) <= clock.wallMillis();
         Record record;
         if (request.isDelete()) {
             record = Record.tombstone(timestamp, rf.from());
@@ -270,11 +272,11 @@ public final class Coordinator {
         return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)
                 .doOnSuccess(applied -> oneDone.run())
                 .doOnError(failed -> oneDone.run())))
-                .then(inWallMillisecond ? Mono.defer(() -> commitWait(timestamp)) : Mono.empty());
+                .then(commitWait ? Mono.defer(() -> commitWait(timestamp)) : Mono.empty());
     }
 
     /**
-     * Holds a write's answer until the wall clock has left the millisecond of its timestamp (usually not at all; at
+     * Holds a write's answer until the wall clock has left the millisecond of its timestamp (often not at all; at
      * most {@link #COMMIT_WAIT_LIMIT}, so a wall clock stepped back holds no answer longer). Two coordinators stamp
      * within one millisecond by their own counters, which do not order their writes: a client that overwrites a key
      * through another node right after this answer, before that node stored this write (at {@code ack < from} its
