@@ -1,6 +1,7 @@
 package dev.dht.node;
 
 import java.time.Clock;
+import java.time.Instant;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -64,6 +65,19 @@ public final class HybridLogicalClock {
      */
     public long wallMillis() {
         return wallClock.millis();
+    }
+
+    /**
+     * Nanoseconds until the wall clock reads a later millisecond than {@code millis} (at once: 0 or less), at the
+     * wall clock's precision (whole milliseconds where it has no finer one). Never blocks.
+     */
+    public long nanosUntilAfter(long millis) {
+        Instant now = wallClock.instant();
+        long nowMillis = now.toEpochMilli();
+        if (nowMillis > millis) {
+            return 0;
+        }
+        return (millis - nowMillis) * 1_000_000 + 1_000_000 - now.getNano() % 1_000_000;
     }
 
     /** Wall-clock milliseconds encoded in a timestamp. */

@@ -16,7 +16,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
-import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -38,10 +37,8 @@ import reactor.core.publisher.Mono;
  * set the change's phase reads from ({@link Placement#readReplicas}).
  */
 public final class Coordinator {
-    /** How often {@link #commitWait} reads the wall clock. */
-    private static final Duration COMMIT_WAIT_POLL = Duration.ofNanos(250_000);
-    /** The longest {@link #commitWait}. */
-    static final Duration COMMIT_WAIT_LIMIT = Duration.ofMillis(10);
+    /** Timers of at most 1 ms one {@link #commitWait} sets, at most. */
+    private static final int COMMIT_WAIT_TIMERS = 10;
     /** Speculative retries allowed per read ({@link RetryBudget}). */
     static final double SPECULATIVE_RETRY_RATIO = 0.1;
     private final Membership membership;
@@ -272,28 +269,27 @@ public final class Coordinator {
         return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)
                 .doOnSuccess(applied -> oneDone.run())
                 .doOnError(failed -> oneDone.run())))
-                .then(commitWait ? Mono.defer(() -> commitWait(timestamp)) : Mono.empty());
+                .then(commitWait ? Mono.defer(() -> commitWait(timestamp, COMMIT_WAIT_TIMERS)) : Mono.empty());
     }
 
     /**
-     * Holds a write's answer until the wall clock has left the millisecond of its timestamp (often not at all; at
-     * most {@link #COMMIT_WAIT_LIMIT}, so a wall clock stepped back holds no answer longer). Two coordinators stamp
+     * Holds a write's answer until the wall clock has left the millisecond of its timestamp (often not at all, else
+     * one timer to the next millisecond; at most {@code timers} of them, so a wall clock stepped back holds no
+     * answer longer). Two coordinators stamp
      * within one millisecond by their own counters, which do not order their writes: a client that overwrites a key
      * through another node right after this answer, before that node stored this write (at {@code ack < from} its
      * copy may still be on the way), would otherwise get a timestamp that equals or precedes this one and lose to
      * the older value. Once the millisecond is over, any node's next timestamp is greater (same wall clock; skew
      * between machines remains last-write-wins' known limit). Spanner's commit wait (Corbett et al., 2012) for an
-     * uncertainty of one clock tick. Non-blocking: polls on Reactor's parallel scheduler.
+     * uncertainty of one clock tick. Non-blocking: the timers run on Reactor's parallel scheduler.
      */
-    private Mono<Void> commitWait(long timestamp) {
-        long millis = HybridLogicalClock.millisOf(timestamp);
-        if (clock.wallMillis() > millis) {
+    private Mono<Void> commitWait(long timestamp, int timers) {
+        long nanos = clock.nanosUntilAfter(HybridLogicalClock.millisOf(timestamp));
+        if (nanos <= 0 || timers == 0) {
             return Mono.empty();
         }
-        long polls = COMMIT_WAIT_LIMIT.dividedBy(COMMIT_WAIT_POLL);
-        return Flux.interval(COMMIT_WAIT_POLL)
-                .takeUntil(tick -> clock.wallMillis() > millis || tick >= polls - 1)
-                .then();
+        return Mono.delay(Duration.ofNanos(Math.min(nanos, 1_000_000)))
+                .then(Mono.defer(() -> commitWait(timestamp, timers - 1)));
     }
 
     /** Counts the quorum outcome as Counter {@code dht.quorum} (tags operation; outcome success or failure). */

@@ -3,6 +3,7 @@ package dev.dht.node;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.SettableClock;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -15,7 +16,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * {@link HybridLogicalClock} over a wall clock the test sets: strictly increasing, never back, past observed remote
- * timestamps.
+ * timestamps; how long until the wall clock leaves a timestamp's millisecond.
  */
 class HybridLogicalClockTest {
 
@@ -27,6 +28,18 @@ class HybridLogicalClockTest {
         long timestamp = clock.now();
 
         assertThat(HybridLogicalClock.millisOf(timestamp)).isEqualTo(1_700_000_000_000L);
+    }
+
+    @Test
+    void nanosUntilTheWallClockLeavesATimestampsMillisecond() {
+        long millis = HybridLogicalClock.millisOf(clock.now());
+
+        assertThat(clock.nanosUntilAfter(millis)).as("a whole millisecond: the wall clock has no finer one")
+                .isEqualTo(1_000_000);
+        assertThat(clock.nanosUntilAfter(millis + 2)).isEqualTo(3_000_000);
+        assertThat(clock.nanosUntilAfter(millis - 1)).as("already past").isZero();
+        wall.advance(Duration.ofMillis(1));
+        assertThat(clock.nanosUntilAfter(millis)).isZero();
     }
 
     @Test
