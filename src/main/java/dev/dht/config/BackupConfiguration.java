@@ -11,6 +11,7 @@ import dev.dht.backup.location.BackupLocation;
 import dev.dht.backup.location.BackupLocations;
 import dev.dht.cluster.Membership;
 import dev.dht.metrics.BackupMetrics;
+import dev.dht.node.ThreadPriority;
 import dev.dht.peer.PeerClient;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -35,11 +36,15 @@ import reactor.core.scheduler.Schedulers;
 public class BackupConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(BackupConfiguration.class);
 
-    /** Threads for the blocking work of backups: a member's part holds one for its whole scan. */
+    /**
+     * Threads for the blocking work of backups: a member's part holds one for its whole scan, and encodes,
+     * compresses, checksums and writes its files there, at nice {@code dht.backup.nice}.
+     */
     @Bean(destroyMethod = "dispose")
     @Qualifier("backup")
-    Scheduler backupScheduler() {
-        return Schedulers.newBoundedElastic(4, 64, "dht-backup");
+    Scheduler backupScheduler(DhtProperties properties) {
+        return Schedulers.newBoundedElastic(4, 64, ThreadPriority.threadFactory("dht-backup", properties.backup().nice()),
+                60);
     }
 
     /** {@code dht.backup.location}: a directory, an S3 bucket, or none (backups refused). */

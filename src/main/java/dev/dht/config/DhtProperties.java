@@ -388,6 +388,8 @@ public record DhtProperties(
      * @param s3Region    S3 region. Default us-east-1
      * @param s3PathStyle address buckets by path ({@code endpoint/bucket/key}) instead of by host name, as most
      *                    S3-compatible stores need. Default false
+     * @param nice        Linux nice value (0-19) of the threads that encode, compress, checksum and write backup
+     *                    files, so that a backup takes the CPU requests leave idle; 0: as the rest. Default 19
      */
     public record Backup(
             @DefaultValue("") String location,
@@ -396,7 +398,8 @@ public record DhtProperties(
             @DefaultValue("1GB") DataSize fileSize,
             @DefaultValue("") String s3Endpoint,
             @DefaultValue("us-east-1") String s3Region,
-            @DefaultValue("false") boolean s3PathStyle) {
+            @DefaultValue("false") boolean s3PathStyle,
+            @DefaultValue("19") int nice) {
 
         /** Validates the backup settings. */
         public Backup {
@@ -412,6 +415,9 @@ public record DhtProperties(
             }
             if (fileSize.toBytes() < DataSize.ofMegabytes(1).toBytes()) {
                 throw new InvalidSettingException("dht.backup.file-size", "must be at least 1MB, was " + fileSize);
+            }
+            if (nice < 0 || nice > 19) {
+                throw new InvalidSettingException("dht.backup.nice", "must be 0..19, was " + nice);
             }
         }
     }

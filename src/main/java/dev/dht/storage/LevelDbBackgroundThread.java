@@ -1,5 +1,6 @@
 package dev.dht.storage;
 
+import dev.dht.node.ThreadPriority;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -8,7 +9,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.iq80.leveldb.DB;
@@ -90,10 +90,10 @@ public final class LevelDbBackgroundThread {
     }
 
     /**
-     * Sets the nice value of LevelDB's background thread (0 = as the rest of the JVM, 19 = lowest priority), with
-     * {@code renice}. Blocks for the few milliseconds that takes; call it at startup, after the first JNI database was
-     * opened through {@link StorageEngine#open}. Does nothing, with a log line saying why, when the thread cannot be
-     * found (not Linux, no JNI database opened yet) or {@code renice} fails.
+     * Sets the nice value of LevelDB's background thread (0 = as the rest of the JVM, 19 = lowest priority;
+     * {@link ThreadPriority#renice}). Blocks for the few milliseconds that takes; call it at startup, after the first
+     * JNI database was opened through {@link StorageEngine#open}. Does nothing, with a log line saying why, when the
+     * thread cannot be found (not Linux, no JNI database opened yet) or {@code renice} fails.
      *
      * @param nice 0 to 19
      * @return the Linux thread ids reniced (empty if none)
@@ -109,25 +109,8 @@ public final class LevelDbBackgroundThread {
                     NAME);
             return threads;
         }
-        List<String> command = new ArrayList<>(List.of("renice", "-n", Integer.toString(nice), "-p"));
-        command.addAll(threads);
-        try {
-            Process renice = new ProcessBuilder(command).redirectErrorStream(true).start();
-            String output = new String(renice.getInputStream().readAllBytes(), StandardCharsets.UTF_8).trim();
-            if (!renice.waitFor(10, TimeUnit.SECONDS) || renice.exitValue() != 0) {
-                log.warn("renice of LevelDB's background thread {} failed: {}", threads, output);
-                return List.of();
-            }
-        } catch (IOException e) {
-            log.warn("cannot run renice for LevelDB's background thread {}: {}", threads, e.toString());
-            return List.of();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return List.of();
-        }
-        log.info("LevelDB's background thread (Linux thread {}) runs at nice {}: compactions yield the CPU to requests",
-                threads, nice);
-        return threads;
+        return ThreadPriority.renice(threads, nice, "LevelDB's background thread (flushes, compactions)")
+                ? threads : List.of();
     }
 
     /** The ids of the threads of this process named {@value #NAME}; empty where there is no {@code /proc}. */

@@ -9,6 +9,7 @@ import dev.dht.testing.Backups.RestoreRun;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
+import dev.dht.testing.LinuxThreads;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -17,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -29,8 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Cluster backups to a directory while a 3-node cluster serves, and restores with the {@code restore} command, all
  * with real nodes in this JVM: a backup taken under write load restores into a 5-node cluster with every write
  * acknowledged before it (values in their version, deletes deleted even over older values the target held, expired
- * values absent); a member down fails the
- * backup naming it, unless allowMissing; a flipped byte and a truncated file are refused by {@code --verify} and
+ * values absent), its encoding done by threads at nice 19; a member down fails the backup naming it, unless
+ * allowMissing; a flipped byte and a truncated file are refused by {@code --verify} and
  * {@code restore}; a restore into the source cluster keeps writes newer than the backup; a restore cut off resumes
  * from its checkpoint.
  */
@@ -138,6 +140,13 @@ class BackupRestoreTest {
         String metrics = new String(source.client(0).send("GET", "/actuator/prometheus", new byte[0]).body(),
                 StandardCharsets.UTF_8);
         assertThat(metrics).contains("dht_backup_records_total").contains("dht_backup_last_success_time");
+        if (Files.isDirectory(Path.of("/proc/self/task"))) {
+            List<String> backupThreads = LinuxThreads.idsNamed("dht-backup-");
+            assertThat(backupThreads).as("the members' backup threads").isNotEmpty();
+            for (String thread : backupThreads) {
+                assertThat(LinuxThreads.niceOf(thread)).as("nice of backup thread %s", thread).isEqualTo(19);
+            }
+        }
         // every 1-s TTL started before writeKeys returned; on a fast machine the backup ends sooner than that
         await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > ttlOver);
 

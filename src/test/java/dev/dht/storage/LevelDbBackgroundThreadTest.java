@@ -1,5 +1,6 @@
 package dev.dht.storage;
 
+import static dev.dht.testing.LinuxThreads.niceOf;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
@@ -45,12 +46,5 @@ class LevelDbBackgroundThreadTest {
     void aNiceValueOutsideZeroToNineteenIsRefused() {
         assertThatThrownBy(() -> LevelDbBackgroundThread.lowerPriority(20)).isInstanceOf(IllegalArgumentException.class);
         assertThatThrownBy(() -> LevelDbBackgroundThread.lowerPriority(-1)).isInstanceOf(IllegalArgumentException.class);
-    }
-
-    /** Field 19 of {@code /proc/self/task/<tid>/stat}, counted after the parenthesised name. */
-    private static int niceOf(String tid) throws IOException {
-        String stat = Files.readString(Path.of("/proc/self/task", tid, "stat"), StandardCharsets.UTF_8);
-        String[] fields = stat.substring(stat.lastIndexOf(')') + 2).trim().split(" ");
-        return Integer.parseInt(fields[16]);
     }
 }
