@@ -44,7 +44,7 @@ public class AdmissionConfiguration {
     }
 
     @Bean
-    AdmissionControl admissionControl(DhtProperties properties, EventLoopLag lag) {
+    AdmissionControl admissionControl(AdmissionProperties properties, EventLoopLag lag) {
         return new AdmissionControl(properties.maxInFlightRequests(), lag, properties.maxEventLoopLag(),
                 properties.lagSheddingMinInFlight(),
                 new QueueDelay(properties.maxQueueDelay(), QueueDelay.INTERVAL, System::nanoTime));
@@ -55,7 +55,7 @@ public class AdmissionConfiguration {
      * {@code dht.admission.body.bytes} (bytes reserved now).
      */
     @Bean
-    BodyMemory bodyMemory(DhtProperties properties, MeterRegistry registry) {
+    BodyMemory bodyMemory(AdmissionProperties properties, MeterRegistry registry) {
         BodyMemory memory = new BodyMemory(properties.maxInFlightBytes().toBytes(), properties.maxValueSize().toBytes());
         Gauge.builder("dht.admission.body.bytes", memory, BodyMemory::inFlightBytes)
                 .description("Client request-body bytes in flight (at most dht.max-in-flight-bytes)")

@@ -14,9 +14,10 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
 import org.springframework.util.unit.DataSize;
 
 /**
- * All settings of a node, prefix {@code dht} (environment variables {@code DHT_SELF}, {@code DHT_NODES}, ...),
- * checked when bound: a wrong one stops start-up with an {@link InvalidSettingException} naming it. What each
- * setting trades: docs/operations.md, "The settings explained".
+ * The settings of a node, prefix {@code dht} (environment variables {@code DHT_SELF}, {@code DHT_NODES}, ...), but
+ * for the admission ({@link AdmissionProperties}), replica client ({@link ReplicaClientProperties}) and TLS
+ * ({@link TlsProperties}) ones; checked when bound: a wrong one stops start-up with an
+ * {@link InvalidSettingException} naming it. What each setting trades: docs/operations.md, "The settings explained".
  *
  * @param self                   this node's base URL
  * @param nodes                  base URLs of the nodes of a brand-new cluster, self included, in the same order on
@@ -24,20 +25,7 @@ import org.springframework.util.unit.DataSize;
  *                               membership and these only name seeds. A node not listed joins through them.
  * @param dataDir                directory of this node's LevelDB files; created if missing, must be writable
  * @param replicationFactor      copies a request without {@code replicas} keeps (its majority answers). Default 3
- * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. Default 8MB
- * @param maxInFlightBytes       client request-body bytes in flight at once; a body that would pass it gets 503. At
- *                               least maxValueSize. Default a quarter of the max heap, at least maxValueSize
- * @param replicaTimeout         connect and answer timeout of replica calls; no quorum by then is 504. Default 1s
- * @param speculativeRetryDelay  read wait for {@code ack} answers before asking all; below replicaTimeout. Default 50ms
  * @param clusterSecret          shared secret of the internal protocol; required with more than one node
- * @param replicaPoolSize        pooled connections per peer. Default 64
- * @param replicaWritesInFlight  write requests in flight per peer (<= pool size); more wait and batch. Default 1
- * @param replicaReadsInFlight   read requests in flight per peer (<= pool size); more wait and batch. Default 1
- * @param maxInFlightRequests    client requests served at once; more get 503 at once. Default 1024
- * @param maxEventLoopLag        event loop lag (median of 5 probes) above which client requests get 503. Default 100ms
- * @param lagSheddingMinInFlight client requests in flight below which lag and queue delay refuse none. Default 32
- * @param maxQueueDelay          least queueing delay over 100 ms above which client requests get 503. Default 300ms
- * @param rangeIdleTimeout       how long a peer's range stream may send nothing while data is wanted. Default 10s
  * @param ioThreads              event loops of the web server and replica client; 0: one per processor. Default 0
  * @param storage                storage settings
  * @param hints                  hinted handoff settings
@@ -62,19 +50,7 @@ public record DhtProperties(
         List<URI> nodes,
         Path dataDir,
         @DefaultValue("3") int replicationFactor,
-        @DefaultValue("8MB") DataSize maxValueSize,
-        DataSize maxInFlightBytes,
-        @DefaultValue("1s") Duration replicaTimeout,
-        @DefaultValue("50ms") Duration speculativeRetryDelay,
         @DefaultValue("") String clusterSecret,
-        @DefaultValue("64") int replicaPoolSize,
-        @DefaultValue("1") int replicaWritesInFlight,
-        @DefaultValue("1") int replicaReadsInFlight,
-        @DefaultValue("1024") int maxInFlightRequests,
-        @DefaultValue("100ms") Duration maxEventLoopLag,
-        @DefaultValue("32") int lagSheddingMinInFlight,
-        @DefaultValue("300ms") Duration maxQueueDelay,
-        @DefaultValue("10s") Duration rangeIdleTimeout,
         @DefaultValue("0") int ioThreads,
         @DefaultValue Storage storage,
         @DefaultValue Hints hints,
@@ -121,50 +97,8 @@ public record DhtProperties(
             throw new InvalidSettingException("dht.data-dir", "must be set");
         }
         checkWritable(dataDir);
-        if (maxValueSize.toBytes() < 0 || maxValueSize.toBytes() > Integer.MAX_VALUE - 1024) {
-            throw new InvalidSettingException("dht.max-value-size", "must be between 0 and 2GB, was " + maxValueSize);
-        }
-        if (maxInFlightBytes == null) {
-            maxInFlightBytes = defaultMaxInFlightBytes(maxValueSize);
-        }
-        if (maxInFlightBytes.toBytes() < 1 || maxInFlightBytes.toBytes() < maxValueSize.toBytes()) {
-            throw new InvalidSettingException("dht.max-in-flight-bytes",
-                    "must be positive and at least dht.max-value-size (" + maxValueSize + "), was " + maxInFlightBytes);
-        }
-        if (replicaTimeout.isNegative() || replicaTimeout.isZero()) {
-            throw new InvalidSettingException("dht.replica-timeout", "must be positive, was " + replicaTimeout);
-        }
-        if (speculativeRetryDelay.isNegative() || speculativeRetryDelay.compareTo(replicaTimeout) >= 0) {
-            throw new InvalidSettingException("dht.speculative-retry-delay",
-                    "must be at least 0 and below dht.replica-timeout (" + replicaTimeout + "), was " + speculativeRetryDelay);
-        }
-        if (maxInFlightRequests < 1) {
-            throw new InvalidSettingException("dht.max-in-flight-requests", "must be at least 1, was " + maxInFlightRequests);
-        }
-        if (maxEventLoopLag.isNegative() || maxEventLoopLag.isZero()) {
-            throw new InvalidSettingException("dht.max-event-loop-lag", "must be positive, was " + maxEventLoopLag);
-        }
-        if (lagSheddingMinInFlight < 0) {
-            throw new InvalidSettingException("dht.lag-shedding-min-in-flight",
-                    "must be at least 0, was " + lagSheddingMinInFlight);
-        }
-        if (maxQueueDelay.isNegative() || maxQueueDelay.isZero()) {
-            throw new InvalidSettingException("dht.max-queue-delay", "must be positive, was " + maxQueueDelay);
-        }
-        if (rangeIdleTimeout.isNegative() || rangeIdleTimeout.isZero()) {
-            throw new InvalidSettingException("dht.range-idle-timeout", "must be positive, was " + rangeIdleTimeout);
-        }
-        if (replicaWritesInFlight < 1) {
-            throw new InvalidSettingException("dht.replica-writes-in-flight", "must be at least 1, was " + replicaWritesInFlight);
-        }
-        if (replicaReadsInFlight < 1) {
-            throw new InvalidSettingException("dht.replica-reads-in-flight", "must be at least 1, was " + replicaReadsInFlight);
-        }
         if (ioThreads < 0) {
             throw new InvalidSettingException("dht.io-threads", "must be at least 0 (0: one per available processor), was " + ioThreads);
-        }
-        if (replicaPoolSize < 1) {
-            throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);
         }
         checkGcGrace(tombstone.gcGrace(), repair.interval(), hints.window());
     }
@@ -189,15 +123,6 @@ public record DhtProperties(
             throw new InvalidSettingException(setting,
                     "'" + url + "' is not a base URL of the form http://host:port");
         }
-    }
-
-    /**
-     * The default of {@code dht.max-in-flight-bytes}: a quarter of the max heap, since the node holds a body up to
-     * about three times while it stores it (the network buffers, the value, its encoded record), and the rest of the
-     * heap serves everything else; at least {@code maxValueSize}, so that one largest value fits a small heap.
-     */
-    static DataSize defaultMaxInFlightBytes(DataSize maxValueSize) {
-        return DataSize.ofBytes(Math.max(Runtime.getRuntime().maxMemory() / 4, maxValueSize.toBytes()));
     }
 
     /** Event loop threads to start: {@code ioThreads}, or one per available processor if it is 0. */

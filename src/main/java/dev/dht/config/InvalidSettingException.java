@@ -2,8 +2,9 @@ package dev.dht.config;
 
 /**
  * A {@code dht.*} setting that cannot work (self not among the nodes, a duplicate node, a malformed URL, an
- * unwritable data dir, ...). Thrown while binding {@link DhtProperties}; start-up then stops with the one-line
- * message, which starts with the setting's name ({@link InvalidSettingFailureAnalyzer}).
+ * unwritable data dir, ...). Thrown while binding {@link DhtProperties}, {@link AdmissionProperties},
+ * {@link ReplicaClientProperties} or {@link TlsProperties}; start-up then stops with the one-line message, which
+ * starts with the setting's name ({@link InvalidSettingFailureAnalyzer}).
  */
 public final class InvalidSettingException extends IllegalArgumentException {
     private final String setting;

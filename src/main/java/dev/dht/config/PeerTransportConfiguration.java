@@ -19,7 +19,8 @@ import reactor.netty.resources.LoopResources;
 
 /**
  * The node's Netty resources (server and replica client alike), the one replica {@link WebClient} and the
- * {@link PeerClient} every call to a peer goes through, from {@link DhtProperties}.
+ * {@link PeerClient} every call to a peer goes through, from {@link ReplicaClientProperties} and
+ * {@link DhtProperties}.
  */
 @Configuration(proxyBeanMethods = false)
 public class PeerTransportConfiguration {
@@ -48,14 +49,14 @@ public class PeerTransportConfiguration {
      * timeouts (504) a second later.
      */
     @Bean
-    ReactorResourceFactory reactorResourceFactory(DhtProperties properties) {
+    ReactorResourceFactory reactorResourceFactory(DhtProperties properties, ReplicaClientProperties replicaClient) {
         ReactorResourceFactory factory = new ReactorResourceFactory();
         factory.setUseGlobalResources(false);
         factory.setLoopResourcesSupplier(() -> LoopResources.create("webflux-http", 1, properties.effectiveIoThreads(), true));
         factory.setConnectionProviderSupplier(() -> ConnectionProvider.builder("replicas")
-                .maxConnections(properties.replicaPoolSize())
-                .pendingAcquireMaxCount(properties.replicaPoolSize())
-                .pendingAcquireTimeout(properties.replicaTimeout())
+                .maxConnections(replicaClient.replicaPoolSize())
+                .pendingAcquireMaxCount(replicaClient.replicaPoolSize())
+                .pendingAcquireTimeout(replicaClient.replicaTimeout())
                 .maxIdleTime(Duration.ofSeconds(30))
                 .build());
         return factory;
@@ -66,7 +67,8 @@ public class PeerTransportConfiguration {
      * {@link ReplicaClientCustomizer}s (TLS) to its Netty client.
      */
     @Bean
-    WebClient replicaWebClient(DhtProperties properties, ReactorResourceFactory resources,
+    WebClient replicaWebClient(ReplicaClientProperties properties, AdmissionProperties admission,
+                               ReactorResourceFactory resources,
                                ObjectProvider<ExchangeFilterFunction> filters,
                                ObjectProvider<ReplicaClientCustomizer> customizers) {
         Duration timeout = properties.replicaTimeout();
@@ -77,7 +79,7 @@ public class PeerTransportConfiguration {
                 // A restarted peer (a pod, a container) keeps its name but gets a new address. Netty's resolver would
                 // cache the old one for the DNS record's TTL (a day with podman's aardvark-dns), so cap it at 1 s.
                 .resolver(dns -> dns.cacheMaxTimeToLive(PEER_ADDRESS_MAX_TTL)), customizers));
-        int maxBody = (int) properties.maxValueSize().toBytes() + 1024;
+        int maxBody = (int) admission.maxValueSize().toBytes() + 1024;
         WebClient.Builder builder = WebClient.builder()
                 .clientConnector(connector)
                 .codecs(codecs -> codecs.defaultCodecs().maxInMemorySize(maxBody));
@@ -103,9 +105,9 @@ public class PeerTransportConfiguration {
      * this node's epoch.
      */
     @Bean
-    PeerClient peerClient(DhtProperties properties, WebClient replicaWebClient, ReplicaCallMetrics metrics,
-                          ViewExchange viewExchange) {
-        return new PeerClient(replicaWebClient, properties.clusterSecret(), metrics, properties.replicaTimeout(),
-                properties.rangeIdleTimeout(), viewExchange);
+    PeerClient peerClient(DhtProperties properties, ReplicaClientProperties replicaClient, WebClient replicaWebClient,
+                          ReplicaCallMetrics metrics, ViewExchange viewExchange) {
+        return new PeerClient(replicaWebClient, properties.clusterSecret(), metrics, replicaClient.replicaTimeout(),
+                replicaClient.rangeIdleTimeout(), viewExchange);
     }
 }

@@ -23,7 +23,7 @@ import org.springframework.context.annotation.Configuration;
 
 /**
  * Replication: peers' health, hinted handoff, the replica of every member, the coordinators of point requests
- * and ranges, from {@link DhtProperties}.
+ * and ranges, from {@link ReplicaClientProperties} and {@link DhtProperties}.
  */
 @Configuration(proxyBeanMethods = false)
 public class ReplicationConfiguration {
@@ -63,7 +63,7 @@ public class ReplicationConfiguration {
      * {@link HintedHandoff#hinting}) and its Gauge {@code dht.peer.up}.
      */
     @Bean
-    Replicas replicas(DhtProperties properties, Membership membership, LocalStore store, PeerClient peerClient,
+    Replicas replicas(ReplicaClientProperties properties, Membership membership, LocalStore store, PeerClient peerClient,
                       PeerHealth health, ReplicaCallMetrics callMetrics, HintedHandoff hintedHandoff,
                       RebuildGate rebuildGate, MeterRegistry registry) {
         Replicas replicas = new Replicas(node -> {
@@ -72,9 +72,7 @@ public class ReplicationConfiguration {
             }
             health.bindGauges(List.of(node), registry);
             return hintedHandoff.hinting(node, new RemoteReplica(node, peerClient, health, callMetrics,
-                    Math.min(properties.replicaWritesInFlight(), properties.replicaPoolSize()),
-                    Math.min(properties.replicaReadsInFlight(), properties.replicaPoolSize()),
-                    stallThreshold(properties)));
+                    properties.effectiveWritesInFlight(), properties.effectiveReadsInFlight(), stallThreshold(properties)));
         });
         // every member's replica at once, as with every later view: its hints replay without waiting for a request
         replicas.of(membership.placement().members());
@@ -86,13 +84,13 @@ public class ReplicationConfiguration {
      * How long a peer may answer none of the calls outstanding to it before reads ask it last: the speculative
      * retry delay, or (with speculation off) the replica timeout.
      */
-    private static Duration stallThreshold(DhtProperties properties) {
+    private static Duration stallThreshold(ReplicaClientProperties properties) {
         Duration delay = properties.speculativeRetryDelay();
         return delay.isZero() ? properties.replicaTimeout() : delay;
     }
 
     @Bean
-    Coordinator coordinator(DhtProperties properties, Membership membership, Replicas replicas, LocalStore store,
+    Coordinator coordinator(ReplicaClientProperties properties, Membership membership, Replicas replicas, LocalStore store,
                             MeterRegistry registry) {
         return new Coordinator(membership, replicas, store.clock(), properties.replicaTimeout(),
                 properties.speculativeRetryDelay(), registry);

@@ -123,7 +123,7 @@ public class TlsConfiguration {
      * trust store (the cluster's CA), rebuilt when the bundle reloads; handshakes time out with the replica calls.
      */
     @Bean
-    ReplicaClientCustomizer replicaClientTls(TlsSettings tls, SslBundles bundles, DhtProperties properties,
+    ReplicaClientCustomizer replicaClientTls(TlsSettings tls, SslBundles bundles, ReplicaClientProperties properties,
                                              MeterRegistry registry) {
         if (!tls.enabled()) {
             return client -> client;

@@ -57,20 +57,21 @@ public class WebConfiguration {
     }
 
     @Bean
-    RouterFunction<ServerResponse> v0Routes(DhtProperties properties, Coordinator coordinator, Membership membership,
+    RouterFunction<ServerResponse> v0Routes(AdmissionProperties admission, Coordinator coordinator, Membership membership,
                                             RangeCoordinator rangeCoordinator, HealthEndpoint health,
                                             BodyMemory bodyMemory) {
         return V0Routes.routes(coordinator, membership, rangeCoordinator, health, bodyMemory,
-                (int) properties.maxValueSize().toBytes());
+                (int) admission.maxValueSize().toBytes());
     }
 
     @Bean
-    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, LocalStore store, RebuildGate rebuild,
+    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, AdmissionProperties admission,
+                                                  LocalStore store, RebuildGate rebuild,
                                                   RepairScan repairScan, Membership membership,
                                                   InternalClusterHandler cluster, ClusterEpochFilter epochs,
                                                   MemberBackup backup) {
         return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs,
                 new InternalBackupHandler(backup),
-                (int) properties.maxValueSize().toBytes(), properties.clusterSecret());
+                (int) admission.maxValueSize().toBytes(), properties.clusterSecret());
     }
 }

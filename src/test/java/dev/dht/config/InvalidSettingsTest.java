@@ -152,7 +152,7 @@ class InvalidSettingsTest {
             assertThat(context.isRunning()).isTrue();
             assertThat(status.statusCode()).isEqualTo(200);
             assertThat(context.getBean(DhtProperties.class).clusterSecret()).isEmpty();
-            assertThat(context.getBean(DhtProperties.class).maxInFlightBytes().toBytes())
+            assertThat(context.getBean(AdmissionProperties.class).maxInFlightBytes().toBytes())
                     .as("default: a quarter of the heap, at least the 8 MB value size")
                     .isEqualTo(Math.max(Runtime.getRuntime().maxMemory() / 4, 8L * 1024 * 1024));
         }

@@ -6,7 +6,10 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.dht.DhtApplication;
+import dev.dht.config.AdmissionProperties;
 import dev.dht.config.DhtProperties;
+import dev.dht.config.ReplicaClientProperties;
+import dev.dht.config.TlsProperties;
 import io.fabric8.kubernetes.api.model.ConfigMap;
 import io.fabric8.kubernetes.api.model.Container;
 import io.fabric8.kubernetes.api.model.ContainerPort;
@@ -232,8 +235,12 @@ class KubernetesManifestsTest {
                 new SystemEnvironmentPropertySource(StandardEnvironment.SYSTEM_ENVIRONMENT_PROPERTY_SOURCE_NAME, dhtVariables)));
 
         Set<String> taken = new HashSet<>();
-        DhtProperties settings = binder.bind("dht", Bindable.of(DhtProperties.class), new BoundPropertiesTrackingBindHandler(
-                property -> taken.add(((PropertySourceOrigin) property.getOrigin()).getPropertyName()))).get();
+        BoundPropertiesTrackingBindHandler tracking = new BoundPropertiesTrackingBindHandler(
+                property -> taken.add(((PropertySourceOrigin) property.getOrigin()).getPropertyName()));
+        DhtProperties settings = binder.bind("dht", Bindable.of(DhtProperties.class), tracking).get();
+        binder.bind("dht", Bindable.of(AdmissionProperties.class), tracking);
+        binder.bind("dht", Bindable.of(ReplicaClientProperties.class), tracking);
+        binder.bind("dht.tls", Bindable.of(TlsProperties.class), tracking);
 
         assertThat(taken).as("the variables a setting took: a typo or a removed setting would be left over")
                 .containsExactlyInAnyOrderElementsOf(dhtVariables.keySet())
