@@ -96,21 +96,9 @@ class MembershipFailoverIT {
     void theLeaderStoppedAtEachPhaseLeavesNoChangeStuck(String kind, String phase) throws Exception {
         boolean join = kind.equals("join");
         try (InProcessCluster cluster = InProcessCluster.start(join ? 3 : 4, root, FAST_ROLLBACK)) {
-            write(cluster);
-            int leader = leader(cluster);
-            int holder = leader == 0 ? 1 : 0;
-            int leaver = join ? -1 : firstOtherThan(cluster, leader, holder);
-            long formed = view(cluster, holder).get("epoch").asLong();
-            cluster.serverFaults(holder).holdViewProposals(formed + 1 + PHASES.indexOf(phase));
-            if (join) {
-                cluster.add(Map.of());
-            } else {
-                HttpResponse<byte[]> started = cluster.client(holder).admin("/actuator/cluster/decommission",
-                        "{\"node\": \"" + cluster.url(leaver) + "\"}", InProcessCluster.SECRET);
-                assertThat(started.statusCode()).as(new String(started.body(), StandardCharsets.UTF_8))
-                        .isEqualTo(202);
-            }
-            awaitPhase(cluster, phase); // node 0 is the holder or the leader, both still up
+            HeldChange held = heldAt(cluster, join, phase);
+            int leader = held.leader();
+            int holder = held.holder();
             cluster.stop(leader);
 
             int members = join ? 3 : 4;
@@ -143,21 +131,10 @@ class MembershipFailoverIT {
     void theLeaderStoppedAndStartedAgainAtEachPhaseLeavesNoChangeStuck(String kind, String phase) throws Exception {
         boolean join = kind.equals("join");
         try (InProcessCluster cluster = InProcessCluster.start(join ? 3 : 4, root, FAST_ROLLBACK)) {
-            write(cluster);
-            int leader = leader(cluster);
-            int holder = leader == 0 ? 1 : 0;
-            int leaver = join ? -1 : firstOtherThan(cluster, leader, holder);
-            long formed = view(cluster, holder).get("epoch").asLong();
-            cluster.serverFaults(holder).holdViewProposals(formed + 1 + PHASES.indexOf(phase));
-            if (join) {
-                cluster.add(Map.of());
-            } else {
-                HttpResponse<byte[]> started = cluster.client(holder).admin("/actuator/cluster/decommission",
-                        "{\"node\": \"" + cluster.url(leaver) + "\"}", InProcessCluster.SECRET);
-                assertThat(started.statusCode()).as(new String(started.body(), StandardCharsets.UTF_8))
-                        .isEqualTo(202);
-            }
-            awaitPhase(cluster, phase);
+            HeldChange held = heldAt(cluster, join, phase);
+            int leader = held.leader();
+            int holder = held.holder();
+            int leaver = held.leaver();
             cluster.stop(leader);
             cluster.start(leader);
             cluster.serverFaults(holder).clear();
@@ -179,6 +156,34 @@ class MembershipFailoverIT {
             });
             readAll(cluster, leader, "2/3");
         }
+    }
+
+    /** The nodes of a change {@link #heldAt} started: the view log's leader, the member holding it, the leaver. */
+    private record HeldChange(int leader, int holder, int leaver) {
+    }
+
+    /**
+     * Writes the keys, then starts a join (a new node) or the decommission of a member that neither leads the view
+     * log nor holds the change, held at {@code phase}: a member other than the leader holds the proposal of that
+     * phase's view. Returns once the change is there.
+     */
+    private static HeldChange heldAt(InProcessCluster cluster, boolean join, String phase) throws Exception {
+        write(cluster);
+        int leader = leader(cluster);
+        int holder = leader == 0 ? 1 : 0;
+        int leaver = join ? -1 : firstOtherThan(cluster, leader, holder);
+        long formed = view(cluster, holder).get("epoch").asLong();
+        cluster.serverFaults(holder).holdViewProposals(formed + 1 + PHASES.indexOf(phase));
+        if (join) {
+            cluster.add(Map.of());
+        } else {
+            HttpResponse<byte[]> started = cluster.client(holder).admin("/actuator/cluster/decommission",
+                    "{\"node\": \"" + cluster.url(leaver) + "\"}", InProcessCluster.SECRET);
+            assertThat(started.statusCode()).as(new String(started.body(), StandardCharsets.UTF_8))
+                    .isEqualTo(202);
+        }
+        awaitPhase(cluster, phase); // node 0 is the holder or the leader, both still up
+        return new HeldChange(leader, holder, leaver);
     }
 
     /**
