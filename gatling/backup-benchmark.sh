@@ -2,7 +2,7 @@
 # What a cluster backup and a restore cost (docs/backup.md, docs/performance.md "Backup and restore"). A local
 # 3-node cluster (separate JVMs, -Xmx$NODE_HEAP) is loaded with --keys values of --value-size random bytes at 2/3;
 # an open-loop GET probe at --probe-rate req/s measures client latency in a quiet window and during a backup to a
-# file: location; then the backup is restored into a fresh 3-node cluster by `restore` under -Xmx256m. Measured:
+# file: location (each probe counts no request of its first 3 s: its own start, not the cluster's); then the backup is restored into a fresh 3-node cluster by `restore` under -Xmx256m. Measured:
 # backup MB/s per node (file bytes, and key+value bytes), client p50/p99 quiet vs during the backup, restore
 # records/s, and whether every JVM stayed within its heap. Writes report.md (copied to gatling/results/).
 #
@@ -55,12 +55,15 @@ log "source cluster $SOURCE_URLS; loading $KEYS keys of $VALUE_SIZE bytes"
 "${LOAD[@]}" load "$SOURCE_URLS" "$KEYS" "$VALUE_SIZE" 64 | tee "$OUT/load.txt"
 
 log "quiet window: $QUIET s of GETs at $PROBE_RATE/s"
-( sleep "$QUIET"; touch "$OUT/quiet.stop" ) &
+( sleep "$((QUIET + 3))"; touch "$OUT/quiet.stop" ) &   # + the probe's 3 s of warm-up
 "${LOAD[@]}" probe "$SOURCE_URLS" "$KEYS" "$PROBE_RATE" "$OUT/quiet.stop" | tee "$OUT/probe-quiet.txt"
 
 log "backup, with the same probe running"
-"${LOAD[@]}" probe "$SOURCE_URLS" "$KEYS" "$PROBE_RATE" "$OUT/backup.stop" > "$OUT/probe-backup.txt" &
+"${LOAD[@]}" probe "$SOURCE_URLS" "$KEYS" "$PROBE_RATE" "$OUT/backup.stop" > "$OUT/probe-backup.txt" \
+  2> "$OUT/probe-backup.err" &
 PROBE=$!
+# the probe counts no request of its first seconds (its own start); the backup starts once it counts
+until grep -q '^warm$' "$OUT/probe-backup.err" 2>/dev/null; do sleep 0.2; done
 ID=$(curl -sS -X POST -H "X-Dht-Cluster-Secret: $SECRET" "$FIRST/actuator/backup" | jq -r .id)
 while :; do
   sleep 1

@@ -24,9 +24,14 @@ import java.util.concurrent.atomic.AtomicLong;
  *                                           CONCURRENCY in flight, round-robin over URLS; retries 503/504
  *   probe URLS KEYS RATE STOP_FILE          open-loop GETs of random keys at RATE/s until STOP_FILE exists; prints
  *                                           "probe requests=N errors=E p50_ms=.. p99_ms=.. max_ms=.." (latency from
- *                                           the intended send time, so a stalled server is not under-reported)
+ *                                           the intended send time, so a stalled server is not under-reported) of
+ *                                           the requests after its first WARMUP_SECONDS seconds: those pay for the
+ *                                           probe's own start (class loading, JIT, first connections), which took
+ *                                           up to a second with the CPU busy; prints "warm" when they are over
  */
 public class BackupLoad {
+    /** Seconds of probe requests sent but not counted. */
+    static final int WARMUP_SECONDS = 3;
     private static final HttpClient HTTP = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
             .connectTimeout(Duration.ofSeconds(5)).build();
 
@@ -81,16 +86,26 @@ public class BackupLoad {
         Random random = new Random(2);
         long periodNanos = 1_000_000_000L / rate;
         long start = System.nanoTime();
+        long counted = start + TimeUnit.SECONDS.toNanos(WARMUP_SECONDS);
+        boolean warm = false;
         List<CompletableFuture<?>> pending = new ArrayList<>();
         for (long n = 0; !Files.exists(stop); n++) {
             long intended = start + n * periodNanos;
+            if (!warm && intended >= counted) {
+                warm = true;
+                System.err.println("warm");
+            }
             long wait = intended - System.nanoTime();
             if (wait > 0) {
                 TimeUnit.NANOSECONDS.sleep(wait);
             }
             URI uri = urls.get((int) (n % urls.size())).resolve("/v0/entity?id=b" + random.nextInt(keys));
             HttpRequest request = HttpRequest.newBuilder(uri).timeout(Duration.ofSeconds(10)).GET().build();
+            boolean recorded = warm;
             pending.add(HTTP.sendAsync(request, HttpResponse.BodyHandlers.discarding()).whenComplete((response, error) -> {
+                if (!recorded) {
+                    return;
+                }
                 if (error != null || response.statusCode() != 200) {
                     errors.incrementAndGet();
                 }
