@@ -35,7 +35,7 @@ import software.amazon.awssdk.services.s3.S3Client;
  * Backups to S3, against a real S3-compatible server (S3Proxy in a process of its own): a 3-node cluster backs up
  * to {@code s3://bucket/prefix} through an endpoint override with path-style access, each member's part large
  * enough to be several multipart parts and split into two files; the backup lists, verifies and restores into
- * another cluster from S3, and a delete removes its objects. Behind a front that answers 500 to uploads of backup
+ * a 5-node cluster from S3, and a delete removes its objects. Behind a front that answers 500 to uploads of backup
  * files (multipart parts or whole objects): an upload that fails once is retried and the backup completes; one that
  * keeps failing is tried the SDK's 4 times, then the backup fails naming the member and the object, and the aborted
  * upload leaves no object.
@@ -117,13 +117,13 @@ class S3BackupTest {
         RestoreRun verify = Backups.restore(concat(new String[] {"--from", location, "--backup", id, "--verify"}, s3Options));
         assertThat(verify.status()).as("%s %s", verify.out(), verify.err()).isZero();
 
-        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        target = InProcessCluster.start(5, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
         RestoreRun restore = Backups.restore(concat(new String[] {"--from", location, "--backup", id,
                 "--into", target.url(0).toString(), "--checkpoint", root.resolve("s3.checkpoint").toString()}, s3Options));
 
         assertThat(restore.status()).as("%s %s", restore.out(), restore.err()).isZero();
         for (int i = 0; i < KEYS; i++) {
-            HttpResponse<byte[]> read = target.client(i % 3).get("blob-" + i, "2/3");
+            HttpResponse<byte[]> read = target.client(i % 5).get("blob-" + i, "2/3");
             assertThat(read.statusCode()).isEqualTo(200);
             assertThat(read.body()).isEqualTo(values[i]);
         }
