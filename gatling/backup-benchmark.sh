@@ -7,7 +7,7 @@
 # records/s, and whether every JVM stayed within its heap. Writes report.md (copied to gatling/results/).
 #
 # usage: gatling/backup-benchmark.sh [--keys N] [--value-size B] [--probe-rate R] [--quiet S] [--backup-rate SIZE]
-#        [--node-heap SIZE] [--note TEXT] [--no-results]
+#        [--node-heap SIZE] [--node-arg ARG]... [--note TEXT] [--no-results]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -23,6 +23,7 @@ BACKUP_RATE=1GB
 NODE_HEAP=256m
 NOTE=""
 RESULTS=true
+EXTRA_NODE_ARGS=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keys) KEYS="$2"; shift ;;
@@ -31,6 +32,7 @@ while [ $# -gt 0 ]; do
     --quiet) QUIET="$2"; shift ;;
     --backup-rate) BACKUP_RATE="$2"; shift ;;
     --node-heap) NODE_HEAP="$2"; shift ;;
+    --node-arg) EXTRA_NODE_ARGS+=("$2"); shift ;;
     --note) NOTE="$2"; shift ;;
     --no-results) RESULTS=false ;;
     -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
@@ -46,7 +48,8 @@ install_traps
 LOAD=(java "$ROOT/gatling/backup/BackupLoad.java")
 secret_of() { tr '\0' '\n' < "/proc/$1/environ" | sed -n 's/^DHT_CLUSTER_SECRET=//p'; }
 
-NODE_ARGS=("--dht.backup.location=file:$OUT/backups" "--dht.backup.rate=$BACKUP_RATE" "--dht.repair.interval=0")
+NODE_ARGS=("--dht.backup.location=file:$OUT/backups" "--dht.backup.rate=$BACKUP_RATE" "--dht.repair.interval=0"
+  ${EXTRA_NODE_ARGS[@]+"${EXTRA_NODE_ARGS[@]}"})
 NODE_JVM_OPTS=("-XX:+ExitOnOutOfMemoryError")
 start_nodes "$OUT" 3 "$OUT/source"
 SOURCE_URLS="$URLS"; SOURCE_PIDS=("${PIDS[@]}"); SECRET=$(secret_of "${PIDS[0]}")
