@@ -31,6 +31,7 @@ import reactor.core.publisher.Mono;
  */
 public final class ServerFaults implements WebFilter, Ordered {
     private final AtomicReference<Duration> replicaRequestDelay = new AtomicReference<>();
+    private volatile boolean recordRequestsOnly;
     private volatile boolean stallRanges;
     private volatile boolean holdMembershipStreams;
     private volatile boolean refuseRecordWrites;
@@ -39,6 +40,17 @@ public final class ServerFaults implements WebFilter, Ordered {
 
     /** Delays the handling of every replica request this node receives by {@code delay}. */
     public void delayReplicaRequests(Duration delay) {
+        recordRequestsOnly = false;
+        replicaRequestDelay.set(delay);
+    }
+
+    /**
+     * Delays the handling of the record reads and writes this node receives ({@code /internal/record},
+     * {@code /internal/records}, {@code /internal/records/read}) by {@code delay}; the membership's own calls (view
+     * checks and proposals) are answered at once, so they do not hold the caller's pooled connection.
+     */
+    public void delayRecordRequests(Duration delay) {
+        recordRequestsOnly = true;
         replicaRequestDelay.set(delay);
     }
 
@@ -107,7 +119,8 @@ public final class ServerFaults implements WebFilter, Ordered {
                     .then(chain.filter(exchange));
         }
         Duration delay = replicaRequestDelay.get();
-        if (delay == null || !exchange.getRequest().getPath().value().startsWith("/internal/")) {
+        if (delay == null || !path.startsWith("/internal/") || recordRequestsOnly && !(path.equals(InternalProtocol.RECORD_PATH)
+                || path.equals(InternalProtocol.RECORDS_PATH) || path.equals(InternalProtocol.READS_PATH))) {
             return chain.filter(exchange);
         }
         return Mono.delay(delay).then(chain.filter(exchange));
