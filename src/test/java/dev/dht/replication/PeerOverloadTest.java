@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.Placement;
 import dev.dht.cluster.Membership;
+import dev.dht.membership.raft.ViewLog;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.InProcessCluster;
 import java.net.URI;
@@ -87,16 +88,27 @@ class PeerOverloadTest {
 
     @Test
     void readsBeyondTheBusyConnectionWaitAndGoTogetherInsteadOfBeingRefused() {
-        // Node 1 itself answers record requests late, so each call to it holds the one pooled connection for
-        // the whole delay (its membership calls are answered at once: one of them held for the delay took the
-        // connection and the one place in its line, and three of four reads were refused 503 in CI). The keys are replicated on nodes 0 and 1 only, so 2/2 reads at node 0 call node 1.
-        // Reads in flight to a peer are capped at the pool size (dht.replica-reads-in-flight, at most
-        // dht.replica-pool-size): the first read holds the connection, the others wait in the
+        // The peer answers record requests late, so each call to it holds the coordinator's one pooled connection
+        // for the whole delay. Reads in flight to a peer are capped at the pool size (dht.replica-reads-in-flight,
+        // at most dht.replica-pool-size): the first read holds the connection, the others wait in the
         // ReplicaCallCoalescer, not in the pool's line, and go together once it returns (see ReadBatchingTest).
-        cluster.serverFaults(1).delayRecordRequests(Duration.ofMillis(700));
-        List<String> ids = keysReplicatedOn(List.of(cluster.url(0), cluster.url(1)), 4);
+        // Coordinator and peer are the two nodes that do not lead the view log: the leader's own calls to the
+        // members (its topology coordinator's) would share the coordinator's one connection and its one place in
+        // line with the reads, and be refused or get them refused (CI: three of four reads answered 503). The keys
+        // are replicated on those two nodes only, so 2/2 reads at the coordinator call the peer.
+        List<Integer> followers = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            if (!cluster.bean(i, ViewLog.class).isLeader()) {
+                followers.add(i);
+            }
+        }
+        assertThat(followers).as("the nodes that do not lead the view log").hasSize(2);
+        int coordinator = followers.get(0);
+        int peer = followers.get(1);
+        cluster.serverFaults(peer).delayRecordRequests(Duration.ofMillis(700));
+        List<String> ids = keysReplicatedOn(List.of(cluster.url(coordinator), cluster.url(peer)), 4);
         List<Integer> statuses = ConcurrentRequests.releasedTogether(ids.size(),
-                i -> cluster.client(0).get(ids.get(i), "2/2").statusCode());
+                i -> cluster.client(coordinator).get(ids.get(i), "2/2").statusCode());
 
         assertThat(statuses).as("absent keys, every read served").containsOnly(404);
     }
