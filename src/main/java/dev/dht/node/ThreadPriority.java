@@ -105,7 +105,12 @@ public final class ThreadPriority {
         }
     }
 
-    private static void checkNice(int nice) {
+    /**
+     * Checks a nice value given in a setting.
+     *
+     * @throws IllegalArgumentException if {@code nice} is outside 0..19 (a node then does not start)
+     */
+    public static void checkNice(int nice) {
         if (nice < 0 || nice > 19) {
             throw new IllegalArgumentException("nice must be 0..19, was " + nice);
         }

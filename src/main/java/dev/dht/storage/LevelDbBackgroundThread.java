@@ -100,9 +100,7 @@ public final class LevelDbBackgroundThread {
      * @throws IllegalArgumentException if {@code nice} is outside 0..19
      */
     public static List<String> lowerPriority(int nice) {
-        if (nice < 0 || nice > 19) {
-            throw new IllegalArgumentException("nice must be 0..19, was " + nice);
-        }
+        ThreadPriority.checkNice(nice);
         List<String> threads = threadIds();
         if (threads.isEmpty()) {
             log.info("LevelDB's background thread not found (no /proc/self/task thread named {}); its priority is left as is",

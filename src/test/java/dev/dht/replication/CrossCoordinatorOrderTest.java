@@ -3,14 +3,12 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.testing.InProcessCluster;
+import dev.dht.testing.SlowedClock;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +28,7 @@ class CrossCoordinatorOrderTest {
 
     @Test
     void anOverwriteOrDeleteThroughAnotherNodeRightAfterAWriteWins() {
-        Clock wall = new SlowClock();
+        Clock wall = new SlowedClock(SLOWDOWN);
         try (InProcessCluster cluster = InProcessCluster.start(3, root, Map.of("dht.replica-timeout", "5s"),
                 node -> wall)) {
             cluster.faults(0).delayCallsTo(cluster.url(2), Duration.ofMillis(300));
@@ -47,32 +45,6 @@ class CrossCoordinatorOrderTest {
                 assertThat(new String(read.body(), StandardCharsets.UTF_8)).as("%s", overwritten).isEmpty();
                 assertThat(cluster.client(1).get(deleted, "2/3").statusCode()).as("%s", deleted).isEqualTo(404);
             }
-        }
-    }
-
-    /** The system clock slowed down {@value #SLOWDOWN} times from its reading at construction. */
-    private static final class SlowClock extends Clock {
-        private final long startMillis = System.currentTimeMillis();
-        private final long startNanos = System.nanoTime();
-
-        @Override
-        public long millis() {
-            return startMillis + (System.nanoTime() - startNanos) / 1_000_000 / SLOWDOWN;
-        }
-
-        @Override
-        public Instant instant() {
-            return Instant.ofEpochMilli(millis());
-        }
-
-        @Override
-        public ZoneId getZone() {
-            return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(ZoneId zone) {
-            return this;
         }
     }
 }

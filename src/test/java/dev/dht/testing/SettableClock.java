@@ -1,13 +1,9 @@
 package dev.dht.testing;
 
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneId;
-import java.time.ZoneOffset;
 
 /** A wall clock that stays where the test puts it (UTC); thread-safe. */
-public final class SettableClock extends Clock {
+public final class SettableClock extends UtcMillisClock {
     private volatile long millis;
 
     /** A clock standing at {@code millis} ms since the epoch. */
@@ -28,20 +24,5 @@ public final class SettableClock extends Clock {
     @Override
     public long millis() {
         return millis;
-    }
-
-    @Override
-    public Instant instant() {
-        return Instant.ofEpochMilli(millis);
-    }
-
-    @Override
-    public ZoneId getZone() {
-        return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(ZoneId zone) {
-        return this;
     }
 }
