@@ -78,6 +78,16 @@ public final class ViewLog implements Closeable {
      */
     public ViewLog(URI self, int raftPort, Path dataDir, KeyManager keyManager, TrustManager trust,
                    Consumer<ClusterView> applied) {
+        this(self, raftPort, dataDir, keyManager, trust, applied, properties -> { });
+    }
+
+    /**
+     * As the public constructor, with {@code tuning} applied to the Ratis properties last: tests that need a
+     * snapshot and a purged log after a few entries (the product takes a snapshot every 1 000 entries and purges
+     * whole closed segments of 1 MB, at least {@code purge.gap} 1 024 entries apart).
+     */
+    ViewLog(URI self, int raftPort, Path dataDir, KeyManager keyManager, TrustManager trust,
+            Consumer<ClusterView> applied, Consumer<RaftProperties> tuning) {
         this.self = Objects.requireNonNull(self, "self");
         this.selfId = RaftPeers.id(self);
         this.dataDir = dataDir;
@@ -105,6 +115,7 @@ public final class ViewLog implements Closeable {
         if (keyManager != null) {
             GrpcConfigKeys.TLS.setConf(parameters, new GrpcTlsConfig(keyManager, trust, true));
         }
+        tuning.accept(properties);
     }
 
     /** Where the log of the data dir {@code dataDir} lives. */
@@ -299,12 +310,10 @@ public final class ViewLog implements Closeable {
     }
 
     /**
-     * A client of the group this server knows, which reaches this server itself on loopback at the port it is bound
-     * to (its peer address may name another port while the server port is chosen at random: tests).
-     */
-    /**
-     * A client of the log through the peers this server knows. Fails with an IOException while it knows none: a
-     * server started on an empty disk has no configuration until the leader has reached it.
+     * A client of the log through the peers this server knows, which reaches this server itself on loopback at the
+     * port it is bound to (its peer address may name another port while the server port is chosen at random: tests).
+     * Fails with an IOException while it knows none: a server started on an empty disk has no configuration until
+     * the leader has reached it.
      */
     private RaftClient client() throws IOException {
         RaftGroup known = server.getDivision(RaftPeers.GROUP_ID).getGroup();

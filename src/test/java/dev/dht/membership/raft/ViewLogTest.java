@@ -8,7 +8,9 @@ import dev.dht.cluster.ChangeKind;
 import dev.dht.cluster.ClusterView;
 import dev.dht.testing.NodeProcess;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,7 +18,12 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.Consumer;
+import java.util.stream.Stream;
+import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.SizeInBytes;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -35,6 +42,8 @@ class ViewLogTest {
     private final List<URI> nodes = new ArrayList<>();
     private final Map<URI, ViewLog> logs = new ConcurrentHashMap<>();
     private final Map<URI, List<ClusterView>> applied = new ConcurrentHashMap<>();
+    /** The Ratis settings of the logs a test starts: the product's unless the test compacts the log early. */
+    private Consumer<RaftProperties> tuning = properties -> { };
 
     @AfterEach
     void close() {
@@ -44,7 +53,7 @@ class ViewLogTest {
     private ViewLog start(URI node, RaftGroup group) {
         applied.putIfAbsent(node, new CopyOnWriteArrayList<>());
         ViewLog viewLog = new ViewLog(node, node.getPort() + 1000, dir.resolve(node.getPort() + ""), null, null,
-                view -> applied.get(node).add(view));
+                view -> applied.get(node).add(view), tuning);
         viewLog.start(group);
         logs.put(node, viewLog);
         return viewLog;
@@ -188,5 +197,57 @@ class ViewLogTest {
         leader().reconfigure(PEERS.group(withJoiner));
         await().atMost(Duration.ofSeconds(20)).until(() -> withJoiner.equals(joining.view()));
         assertThat(leader().listeners()).containsExactly(RaftPeers.id(joiner));
+    }
+
+    /**
+     * A node added after the members took a snapshot and purged the log before it receives the view by the
+     * snapshot's installation (the log no longer holds the entries it misses): its state machine pauses, loads the
+     * installed view file and runs on, applying the entries after it. The logs here snapshot every 4 entries and
+     * purge closed segments of 1 KB; the product's do so after 1 000 entries.
+     */
+    @Test
+    void aNodeAddedAfterTheLogWasPurgedReceivesTheViewBySnapshot() throws IOException {
+        tuning = properties -> {
+            RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, 4);
+            RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("1KB"));
+            RaftServerConfigKeys.Log.setPreallocatedSize(properties, SizeInBytes.valueOf("1KB"));
+            RaftServerConfigKeys.Log.setPurgeGap(properties, 1);
+            RaftServerConfigKeys.Log.setPurgeUptoSnapshotIndex(properties, true);
+        };
+        ClusterView view = formCluster(3);
+        URI stranger = URI.create("http://127.0.0.1:" + NodeProcess.freePort());
+        for (int i = 0; i < 15; i++) {
+            ClusterView joining = view.withJoining(stranger);
+            view = leader().compareAndSet(view.epoch(), joining);
+            view = leader().compareAndSet(view.epoch(), view.aborted());
+        }
+        ClusterView before = view;
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodes.stream().allMatch(node -> fileNames(groupDir(node).resolve("current")).stream()
+                .noneMatch(segment -> segment.matches("log_(inprogress_)?0(-.*)?"))));
+
+        URI joiner = URI.create("http://127.0.0.1:" + NodeProcess.freePort());
+        ViewLog joining = start(joiner, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        ClusterView withJoiner = leader().compareAndSet(before.epoch(), before.withJoining(joiner));
+        leader().reconfigure(PEERS.group(withJoiner));
+        await().atMost(Duration.ofSeconds(20)).until(() -> withJoiner.equals(joining.view()));
+        assertThat(applied.get(joiner)).as("views applied by the joiner").first()
+                .satisfies(first -> assertThat(first.epoch()).isGreaterThan(1));
+        assertThat(fileNames(groupDir(joiner).resolve("sm")))
+                .as("the installed snapshot").anyMatch(name -> name.startsWith("snapshot."));
+        ClusterView advanced = leader().compareAndSet(withJoiner.epoch(), withJoiner.advanced());
+        await().atMost(Duration.ofSeconds(20)).until(() -> advanced.equals(joining.view()));
+    }
+
+    private Path groupDir(URI node) {
+        return ViewLog.storageDir(dir.resolve(node.getPort() + "")).resolve(RaftPeers.GROUP_ID.getUuid().toString());
+    }
+
+    /** The names of the files in {@code folder}. */
+    private static List<String> fileNames(Path folder) {
+        try (Stream<Path> files = Files.list(folder)) {
+            return files.map(file -> file.getFileName().toString()).toList();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
     }
 }
