@@ -11,7 +11,6 @@ import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import dev.dht.testing.LinuxThreads;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -65,39 +64,14 @@ class BackupRestoreTest {
         return source;
     }
 
-    /**
-     * Key {@code key-i}: i % 10 == 0 written then deleted, 1 written with a 1 s TTL (expired by the restore), 2 with
-     * an hour's TTL, the rest plain values; odd keys at 1/1 (one copy), even ones at the default 2/3.
-     */
+    /** Keys {@code key-0} to {@code key-(count-1)} of {@link Backups#writeKey}, 8 at a time. */
     private static void writeKeys(DhtClient client, int count) {
-        ConcurrentRequests.inParallel(count, 8, i -> {
-            String replicas = i % 2 == 1 ? "1/1" : null;
-            String id = "key-" + i;
-            String query = "/v0/entity?id=" + id + (replicas == null ? "" : "&replicas=" + replicas);
-            String ttl = i % 10 == 1 ? "&ttl=1" : i % 10 == 2 ? "&ttl=3600" : "";
-            byte[] value = value(i).getBytes(StandardCharsets.UTF_8);
-            Backups.untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
-            if (i % 10 == 0) {
-                Backups.untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
-            }
-        });
-    }
-
-    private static String value(int i) {
-        return "value-" + i + "-" + "x".repeat(i % 97);
+        ConcurrentRequests.inParallel(count, 8, i -> Backups.writeKey(client, i));
     }
 
     /** Every key of {@link #writeKeys} reads as written at 2/3 (or absent if deleted or expired). */
     private static void assertRestored(DhtClient client, int count) {
-        ConcurrentRequests.inParallel(count, 8, i -> {
-            HttpResponse<byte[]> read = Backups.readUntilAnswered(client, "key-" + i, "2/3");
-            if (i % 10 == 0 || i % 10 == 1) {
-                assertThat(read.statusCode()).as("key-%d (deleted or expired)", i).isEqualTo(404);
-            } else {
-                assertThat(read.statusCode()).as("key-%d", i).isEqualTo(200);
-                assertThat(new String(read.body(), StandardCharsets.UTF_8)).isEqualTo(value(i));
-            }
-        });
+        ConcurrentRequests.inParallel(count, 8, i -> Backups.assertRestored(client, i));
     }
 
     @Test
@@ -197,6 +171,7 @@ class BackupRestoreTest {
         RestoreRun verifyFlipped = Backups.restore("--from", "file:" + backups(), "--backup", id, "--verify");
         RestoreRun restoreFlipped = Backups.restore("--from", "file:" + backups(), "--backup", id,
                 "--into", target.url(0).toString(), "--checkpoint", root.resolve("flipped.checkpoint").toString());
+        HttpResponse<byte[]> afterFlipped = target.client(0).send("GET", "/v0/entities?start=a", new byte[0]);
         Files.write(file, java.util.Arrays.copyOf(original, original.length / 2));
         RestoreRun verifyTruncated = Backups.restore("--from", "file:" + backups(), "--backup", id, "--verify");
         RestoreRun restoreTruncated = Backups.restore("--from", "file:" + backups(), "--backup", id,
@@ -207,6 +182,8 @@ class BackupRestoreTest {
         assertThat(verifyFlipped.err()).contains(name + " block 0: checksum mismatch");
         assertThat(restoreFlipped.status()).isEqualTo(1);
         assertThat(restoreFlipped.err()).contains(name + " block 0");
+        assertThat(afterFlipped.statusCode()).isEqualTo(200);
+        assertThat(afterFlipped.body()).as("records the refused restore wrote").isEmpty();
         assertThat(verifyTruncated.status()).isEqualTo(1);
         assertThat(verifyTruncated.err()).contains(name).contains("truncated");
         assertThat(restoreTruncated.status()).isEqualTo(1);
@@ -232,7 +209,7 @@ class BackupRestoreTest {
         assertThat(client.get("key-4", "3/3").statusCode()).isEqualTo(404);
         assertThat(new String(client.get("key-10", "3/3").body(), StandardCharsets.UTF_8))
                 .isEqualTo("back after its delete");
-        assertThat(new String(client.get("key-5", "2/3").body(), StandardCharsets.UTF_8)).isEqualTo(value(5));
+        assertThat(new String(client.get("key-5", "2/3").body(), StandardCharsets.UTF_8)).isEqualTo(Backups.value(5));
     }
 
     @Test

@@ -90,7 +90,7 @@ public final class RestoreCommand {
             HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
                     .connectTimeout(Duration.ofSeconds(5)).build();
             TargetCluster target = TargetCluster.connect(http, secret, into);
-            restore.verify();
+            restore.checkFiles();
             RestoreCheckpoint checkpoint = RestoreCheckpoint.open(checkpointFile, backup);
             out.println("restoring backup " + backup + " from " + location.describe() + " into "
                     + target.placement().members() + " (checkpoint " + checkpointFile + ")");
