@@ -40,9 +40,7 @@ public record AdmissionProperties(
             throw new InvalidSettingException("dht.max-in-flight-bytes",
                     "must be positive and at least dht.max-value-size (" + maxValueSize + "), was " + maxInFlightBytes);
         }
-        if (maxInFlightRequests < 1) {
-            throw new InvalidSettingException("dht.max-in-flight-requests", "must be at least 1, was " + maxInFlightRequests);
-        }
+        InvalidSettingException.requireAtLeast("dht.max-in-flight-requests", maxInFlightRequests, 1);
         if (maxEventLoopLag.isNegative() || maxEventLoopLag.isZero()) {
             throw new InvalidSettingException("dht.max-event-loop-lag", "must be positive, was " + maxEventLoopLag);
         }

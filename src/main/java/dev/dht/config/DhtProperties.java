@@ -90,9 +90,7 @@ public record DhtProperties(
             throw new InvalidSettingException("dht.change-failure-timeout", "must be positive, was "
                     + changeFailureTimeout);
         }
-        if (replicationFactor < 1) {
-            throw new InvalidSettingException("dht.replication-factor", "must be at least 1, was " + replicationFactor);
-        }
+        InvalidSettingException.requireAtLeast("dht.replication-factor", replicationFactor, 1);
         if (dataDir == null) {
             throw new InvalidSettingException("dht.data-dir", "must be set");
         }
@@ -167,18 +165,10 @@ public record DhtProperties(
 
         /** Validates the storage settings. */
         public Storage {
-            if (threads < 1) {
-                throw new InvalidSettingException("dht.storage.threads", "must be at least 1, was " + threads);
-            }
-            if (queueCapacity < 1) {
-                throw new InvalidSettingException("dht.storage.queue-capacity", "must be at least 1, was " + queueCapacity);
-            }
-            if (rowCacheSize.isNegative()) {
-                throw new InvalidSettingException("dht.storage.row-cache-size", "must not be negative, was " + rowCacheSize);
-            }
-            if (minFreeSpace.isNegative()) {
-                throw new InvalidSettingException("dht.storage.min-free-space", "must not be negative, was " + minFreeSpace);
-            }
+            InvalidSettingException.requireAtLeast("dht.storage.threads", threads, 1);
+            InvalidSettingException.requireAtLeast("dht.storage.queue-capacity", queueCapacity, 1);
+            InvalidSettingException.requireNotNegative("dht.storage.row-cache-size", rowCacheSize);
+            InvalidSettingException.requireNotNegative("dht.storage.min-free-space", minFreeSpace);
             if (compactionNice < 0 || compactionNice > 19) {
                 throw new InvalidSettingException("dht.storage.compaction-nice", "must be 0..19, was " + compactionNice);
             }
@@ -210,15 +200,9 @@ public record DhtProperties(
 
         /** Validates the hint settings. */
         public Hints {
-            if (window.isNegative()) {
-                throw new InvalidSettingException("dht.hints.window", "must not be negative, was " + window);
-            }
-            if (maxSize.isNegative()) {
-                throw new InvalidSettingException("dht.hints.max-size", "must not be negative, was " + maxSize);
-            }
-            if (replayRate < 1) {
-                throw new InvalidSettingException("dht.hints.replay-rate", "must be at least 1, was " + replayRate);
-            }
+            InvalidSettingException.requireNotNegative("dht.hints.window", window);
+            InvalidSettingException.requireNotNegative("dht.hints.max-size", maxSize);
+            InvalidSettingException.requireAtLeast("dht.hints.replay-rate", replayRate, 1);
         }
     }
 
@@ -243,12 +227,8 @@ public record DhtProperties(
                 throw new InvalidSettingException("dht.repair.interval", "must not be negative (0: none scheduled), was "
                         + interval);
             }
-            if (maxRate < 1) {
-                throw new InvalidSettingException("dht.repair.max-rate", "must be at least 1, was " + maxRate);
-            }
-            if (scanRate < 1) {
-                throw new InvalidSettingException("dht.repair.scan-rate", "must be at least 1, was " + scanRate);
-            }
+            InvalidSettingException.requireAtLeast("dht.repair.max-rate", maxRate, 1);
+            InvalidSettingException.requireAtLeast("dht.repair.scan-rate", scanRate, 1);
         }
     }
 
@@ -271,9 +251,7 @@ public record DhtProperties(
                 throw new InvalidSettingException("dht.tombstone.gc-interval", "must not be negative (0: no purge), was "
                         + gcInterval);
             }
-            if (gcRate < 1) {
-                throw new InvalidSettingException("dht.tombstone.gc-rate", "must be at least 1, was " + gcRate);
-            }
+            InvalidSettingException.requireAtLeast("dht.tombstone.gc-rate", gcRate, 1);
         }
     }
 
@@ -292,9 +270,7 @@ public record DhtProperties(
             if (port != null && (port < 1 || port > 65535)) {
                 throw new InvalidSettingException("dht.raft.port", "must be a TCP port from 1 to 65535, was " + port);
             }
-            if (voters < 1) {
-                throw new InvalidSettingException("dht.raft.voters", "must be at least 1, was " + voters);
-            }
+            InvalidSettingException.requireAtLeast("dht.raft.voters", voters, 1);
         }
     }
 
@@ -335,9 +311,7 @@ public record DhtProperties(
             if (rate.toBytes() < DataSize.ofKilobytes(1).toBytes()) {
                 throw new InvalidSettingException("dht.backup.rate", "must be at least 1KB (per second), was " + rate);
             }
-            if (keep < 1) {
-                throw new InvalidSettingException("dht.backup.keep", "must be at least 1, was " + keep);
-            }
+            InvalidSettingException.requireAtLeast("dht.backup.keep", keep, 1);
             if (fileSize.toBytes() < DataSize.ofMegabytes(1).toBytes()) {
                 throw new InvalidSettingException("dht.backup.file-size", "must be at least 1MB, was " + fileSize);
             }

@@ -35,15 +35,9 @@ public record ReplicaClientProperties(
             throw new InvalidSettingException("dht.speculative-retry-delay",
                     "must be at least 0 and below dht.replica-timeout (" + replicaTimeout + "), was " + speculativeRetryDelay);
         }
-        if (replicaPoolSize < 1) {
-            throw new InvalidSettingException("dht.replica-pool-size", "must be at least 1, was " + replicaPoolSize);
-        }
-        if (replicaWritesInFlight < 1) {
-            throw new InvalidSettingException("dht.replica-writes-in-flight", "must be at least 1, was " + replicaWritesInFlight);
-        }
-        if (replicaReadsInFlight < 1) {
-            throw new InvalidSettingException("dht.replica-reads-in-flight", "must be at least 1, was " + replicaReadsInFlight);
-        }
+        InvalidSettingException.requireAtLeast("dht.replica-pool-size", replicaPoolSize, 1);
+        InvalidSettingException.requireAtLeast("dht.replica-writes-in-flight", replicaWritesInFlight, 1);
+        InvalidSettingException.requireAtLeast("dht.replica-reads-in-flight", replicaReadsInFlight, 1);
         if (rangeIdleTimeout.isNegative() || rangeIdleTimeout.isZero()) {
             throw new InvalidSettingException("dht.range-idle-timeout", "must be positive, was " + rangeIdleTimeout);
         }

@@ -48,7 +48,7 @@ class BackupRestoreIT {
                 "-Ddht.backup.location=file:" + backups);
         try (ProcessCluster source = startCluster(3, root.resolve("source"), sourceJvm)) {
             DhtClient[] clients = {new DhtClient(source.url(0)), new DhtClient(source.url(1)), new DhtClient(source.url(2))};
-            ConcurrentRequests.inParallel(KEYS, 8, i -> write(clients[i % 3], i));
+            ConcurrentRequests.inParallel(KEYS, 8, i -> Backups.writeKey(clients[i % 3], i));
             AtomicBoolean loading = new AtomicBoolean(true);
             AtomicInteger loadWrites = new AtomicInteger();
             Thread load = new Thread(() -> {
@@ -92,7 +92,7 @@ class BackupRestoreIT {
                 assertThat(log).contains("resuming backup " + id);
                 assertThat(checkpoint).doesNotExist();
                 DhtClient reader = new DhtClient(target.url(4));
-                ConcurrentRequests.inParallel(KEYS, 8, i -> assertRestored(reader, i));
+                ConcurrentRequests.inParallel(KEYS, 8, i -> Backups.assertRestored(reader, i));
                 assertStoredOnceOnTheirReplicas(target);
             }
         }
@@ -110,35 +110,6 @@ class BackupRestoreIT {
                 throw e;
             }
             return ProcessCluster.start(size, dir.resolveSibling(dir.getFileName() + "-again"), jvm);
-        }
-    }
-
-    /** As BackupRestoreTest: i % 10 == 0 deleted, 1 with a 1 s TTL, 2 with an hour's; odd keys at 1/1. */
-    private static void write(DhtClient client, int i) {
-        String id = "key-" + i;
-        String replicas = i % 2 == 1 ? "1/1" : null;
-        String query = "/v0/entity?id=" + id + (replicas == null ? "" : "&replicas=" + replicas);
-        byte[] value = value(i).getBytes(StandardCharsets.UTF_8);
-        String ttl = i % 10 == 1 ? "&ttl=1" : i % 10 == 2 ? "&ttl=3600" : "";
-        // a client honouring Retry-After: an overloaded node (503) stored nothing, so the write is sent again; one that
-        // timed out (504) may have been stored, and sent again it is stored once more with the same value
-        Backups.untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
-        if (i % 10 == 0) {
-            Backups.untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
-        }
-    }
-
-    private static String value(int i) {
-        return "value-" + i + "-" + "y".repeat(i % 61);
-    }
-
-    private static void assertRestored(DhtClient client, int i) {
-        HttpResponse<byte[]> read = Backups.readUntilAnswered(client, "key-" + i, "2/3");
-        if (i % 10 == 0 || i % 10 == 1) {
-            assertThat(read.statusCode()).as("key-%d (deleted or expired)", i).isEqualTo(404);
-        } else {
-            assertThat(read.statusCode()).as("key-%d", i).isEqualTo(200);
-            assertThat(new String(read.body(), StandardCharsets.UTF_8)).isEqualTo(value(i));
         }
     }
 

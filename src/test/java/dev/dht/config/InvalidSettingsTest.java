@@ -33,6 +33,13 @@ class InvalidSettingsTest {
     @TempDir
     Path tempDir;
 
+    /** The arguments of a single node at {@link #SELF} followed by {@code settings}. */
+    private static List<String> alone(String... settings) {
+        List<String> arguments = new ArrayList<>(List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF));
+        arguments.addAll(List.of(settings));
+        return arguments;
+    }
+
     static Stream<Arguments> wrongSettings() {
         return Stream.of(
                 Arguments.of("a joiner without a secret", "dht.cluster-secret",
@@ -54,55 +61,55 @@ class InvalidSettingsTest {
                 Arguments.of("several nodes without secret", "dht.cluster-secret",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002")),
                 Arguments.of("no storage thread", "dht.storage.threads",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.threads=0")),
+                        alone("--dht.storage.threads=0")),
                 Arguments.of("compaction nice above 19", "dht.storage.compaction-nice",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.compaction-nice=20")),
+                        alone("--dht.storage.compaction-nice=20")),
                 Arguments.of("memtable above 512MB", "dht.storage.write-buffer-size",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.storage.write-buffer-size=1GB")),
+                        alone("--dht.storage.write-buffer-size=1GB")),
                 Arguments.of("gc grace below the repair interval", "dht.tombstone.gc-grace",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tombstone.gc-grace=30m",
+                        alone("--dht.tombstone.gc-grace=30m",
                                 "--dht.hints.window=10m", "--dht.repair.interval=1h")),
                 Arguments.of("gc grace below the hint window", "dht.tombstone.gc-grace",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tombstone.gc-grace=1h")),
+                        alone("--dht.tombstone.gc-grace=1h")),
                 Arguments.of("negative tombstone GC interval", "dht.tombstone.gc-interval",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tombstone.gc-interval=-1s")),
+                        alone("--dht.tombstone.gc-interval=-1s")),
                 Arguments.of("no tombstone purged per second", "dht.tombstone.gc-rate",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tombstone.gc-rate=0")),
+                        alone("--dht.tombstone.gc-rate=0")),
                 Arguments.of("no hint replayed per second", "dht.hints.replay-rate",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.hints.replay-rate=0")),
+                        alone("--dht.hints.replay-rate=0")),
                 Arguments.of("negative repair interval", "dht.repair.interval",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.interval=-1s")),
+                        alone("--dht.repair.interval=-1s")),
                 Arguments.of("no repaired record per second", "dht.repair.max-rate",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.max-rate=0")),
+                        alone("--dht.repair.max-rate=0")),
                 Arguments.of("no scanned record per second", "dht.repair.scan-rate",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.repair.scan-rate=0")),
+                        alone("--dht.repair.scan-rate=0")),
                 Arguments.of("no body bytes in flight", "dht.max-in-flight-bytes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-in-flight-bytes=0")),
+                        alone("--dht.max-in-flight-bytes=0")),
                 Arguments.of("body bytes in flight below the value size", "dht.max-in-flight-bytes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-value-size=8MB",
+                        alone("--dht.max-value-size=8MB",
                                 "--dht.max-in-flight-bytes=4MB")),
                 Arguments.of("zero event loop lag", "dht.max-event-loop-lag",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-event-loop-lag=0ms")),
+                        alone("--dht.max-event-loop-lag=0ms")),
                 Arguments.of("zero queueing delay", "dht.max-queue-delay",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.max-queue-delay=0ms")),
+                        alone("--dht.max-queue-delay=0ms")),
                 Arguments.of("speculative retry not before the timeout", "dht.speculative-retry-delay",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-timeout=1s",
+                        alone("--dht.replica-timeout=1s",
                                 "--dht.speculative-retry-delay=1s")),
                 Arguments.of("no replica write in flight", "dht.replica-writes-in-flight",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-writes-in-flight=0")),
+                        alone("--dht.replica-writes-in-flight=0")),
                 Arguments.of("no replica read in flight", "dht.replica-reads-in-flight",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.replica-reads-in-flight=0")),
+                        alone("--dht.replica-reads-in-flight=0")),
                 Arguments.of("negative event loop threads", "dht.io-threads",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.io-threads=-1")),
+                        alone("--dht.io-threads=-1")),
                 Arguments.of("TLS bundle that is not defined", "dht.tls.bundle",
                         List.of("--dht.self=https://localhost:7001", "--dht.nodes=https://localhost:7001",
                                 "--dht.tls.bundle=nosuch")),
                 Arguments.of("https nodes without TLS", "dht.nodes",
                         List.of("--dht.self=https://localhost:7001", "--dht.nodes=https://localhost:7001")),
                 Arguments.of("http nodes with TLS", "dht.nodes",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tls.bundle=nosuch")),
+                        alone("--dht.tls.bundle=nosuch")),
                 Arguments.of("client certificates without TLS", "dht.tls.client-auth",
-                        List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.tls.client-auth=need")));
+                        alone("--dht.tls.client-auth=need")));
     }
 
     @ParameterizedTest(name = "{0}")
@@ -129,7 +136,7 @@ class InvalidSettingsTest {
         Path regularFile = Files.writeString(tempDir.resolve("not-a-directory"), "x");
 
         assertStartUpFailsNaming("dht.data-dir",
-                List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.data-dir=" + regularFile.resolve("data")));
+                alone("--dht.data-dir=" + regularFile.resolve("data")));
     }
 
     @Test
@@ -137,7 +144,7 @@ class InvalidSettingsTest {
         Path regularFile = Files.writeString(tempDir.resolve("data-file"), "x");
 
         assertStartUpFailsNaming("dht.data-dir",
-                List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF, "--dht.data-dir=" + regularFile));
+                alone("--dht.data-dir=" + regularFile));
     }
 
     @Test

@@ -13,6 +13,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.awaitility.core.ThrowingRunnable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -109,14 +110,7 @@ class MembershipFailoverIT {
             int holder = held.holder();
             cluster.stop(leader);
 
-            int before = join ? 3 : 4;
-            int after = join ? 4 : 3;
-            await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                JsonNode view = view(cluster, holder);
-                assertThat(view.get("change").isNull()).as("ended: %s", view).isTrue();
-                assertThat(view.get("members").size()).as("rolled back or completed: %s", view).isIn(before, after);
-                view.get("members").forEach(member -> assertThat(member.get("state").asText()).isEqualTo("NORMAL"));
-            });
+            awaitEnded(cluster, holder, join, () -> { });
             int members = view(cluster, holder).get("members").size();
             cluster.serverFaults(holder).clear();
             removeDead(cluster, holder, leader);
@@ -148,14 +142,9 @@ class MembershipFailoverIT {
             cluster.start(leader);
             cluster.serverFaults(holder).clear();
 
-            int before = join ? 3 : 4;
-            int after = join ? 4 : 3;
-            await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                JsonNode view = view(cluster, leader);
-                assertThat(view.get("change").isNull()).as("the change ended: %s", view).isTrue();
-                assertThat(view.get("members").size()).as("completed or rolled back: %s", view).isIn(before, after);
-                view.get("members").forEach(member -> assertThat(member.get("state").asText()).isEqualTo("NORMAL"));
-                assertThat(view.get("epoch").asLong()).isEqualTo(view(cluster, holder).get("epoch").asLong());
+            awaitEnded(cluster, leader, join, () -> {
+                assertThat(view(cluster, leader).get("epoch").asLong())
+                        .isEqualTo(view(cluster, holder).get("epoch").asLong());
                 for (int i = 0; i < cluster.size(); i++) {
                     if (i != leaver) {
                         assertThat(view(cluster, i).get("cleanupPending").asBoolean()).as("node %d settled", i)
@@ -165,6 +154,23 @@ class MembershipFailoverIT {
             });
             readAll(cluster, leader, "2/3");
         }
+    }
+
+    /**
+     * Waits until {@code through}'s view shows the held change ended, completed or rolled back (the members of a
+     * join 3 or 4, of a decommission 4 or 3), every member NORMAL, and {@code also} holds.
+     */
+    private static void awaitEnded(InProcessCluster cluster, int through, boolean join,
+                                   ThrowingRunnable also) {
+        int before = join ? 3 : 4;
+        int after = join ? 4 : 3;
+        await().atMost(CHANGE_TIME).untilAsserted(() -> {
+            JsonNode view = view(cluster, through);
+            assertThat(view.get("change").isNull()).as("the change ended: %s", view).isTrue();
+            assertThat(view.get("members").size()).as("completed or rolled back: %s", view).isIn(before, after);
+            view.get("members").forEach(member -> assertThat(member.get("state").asText()).isEqualTo("NORMAL"));
+            also.run();
+        });
     }
 
     /** The nodes of a change {@link #heldAt} started: the view log's leader, the member holding it, the leaver. */

@@ -48,6 +48,40 @@ public final class Backups {
         return status == 503 || status == 504;
     }
 
+    /**
+     * Writes key {@code key-i} of the backup tests' data set through {@code client}: i % 10 == 0 written then
+     * deleted, 1 written with a 1 s TTL (expired by the time a restore runs), 2 with an hour's TTL, the rest plain
+     * values ({@link #value}); odd keys at 1/1 (one copy), even ones at the default 2/3. Overloaded or late answers
+     * are sent again ({@link #untilAnswered}).
+     */
+    public static void writeKey(DhtClient client, int i) {
+        String id = "key-" + i;
+        String replicas = i % 2 == 1 ? "1/1" : null;
+        String query = "/v0/entity?id=" + id + (replicas == null ? "" : "&replicas=" + replicas);
+        String ttl = i % 10 == 1 ? "&ttl=1" : i % 10 == 2 ? "&ttl=3600" : "";
+        byte[] value = value(i).getBytes(StandardCharsets.UTF_8);
+        untilAnswered(() -> client.send("PUT", query + ttl, value).statusCode(), 201, "PUT " + id);
+        if (i % 10 == 0) {
+            untilAnswered(() -> client.delete(id, replicas), 202, "DELETE " + id);
+        }
+    }
+
+    /** The value {@link #writeKey} writes to {@code key-i}: 8 to about 110 bytes. */
+    public static String value(int i) {
+        return "value-" + i + "-" + "x".repeat(i % 97);
+    }
+
+    /** Key {@code key-i} of {@link #writeKey} reads as written at 2/3 through {@code client}, or 404 if deleted or expired. */
+    public static void assertRestored(DhtClient client, int i) {
+        HttpResponse<byte[]> read = readUntilAnswered(client, "key-" + i, "2/3");
+        if (i % 10 == 0 || i % 10 == 1) {
+            assertThat(read.statusCode()).as("key-%d (deleted or expired)", i).isEqualTo(404);
+        } else {
+            assertThat(read.statusCode()).as("key-%d", i).isEqualTo(200);
+            assertThat(new String(read.body(), StandardCharsets.UTF_8)).as("key-%d", i).isEqualTo(value(i));
+        }
+    }
+
     /** The exit status and output of one run of the restore command. */
     public record RestoreRun(int status, String out, String err) {
     }
