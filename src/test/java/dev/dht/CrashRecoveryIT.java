@@ -35,8 +35,7 @@ class CrashRecoveryIT {
     void acknowledgedWritesAndDeletesSurviveSigkill() throws Exception {
         int port = NodeProcess.freePort();
         node = startNode(port, "first");
-        writeKeys(port);
-        deleteEveryTenthKey(port);
+        writeKeysAndDeleteEveryTenth(port);
 
         int exit = node.kill();
 
@@ -49,8 +48,7 @@ class CrashRecoveryIT {
     void sigtermShutsDownGracefullyAndKeepsTheData() throws Exception {
         int port = NodeProcess.freePort();
         node = startNode(port, "first");
-        writeKeys(port);
-        deleteEveryTenthKey(port);
+        writeKeysAndDeleteEveryTenth(port);
 
         int exit = node.terminate(Duration.ofSeconds(60));
 
@@ -69,13 +67,11 @@ class CrashRecoveryIT {
         return new DhtClient(URI.create("http://localhost:" + port));
     }
 
-    private void writeKeys(int port) {
+    /** Writes every key, then deletes every tenth one, each acknowledged before the next is sent. */
+    private void writeKeysAndDeleteEveryTenth(int port) {
         for (int i = 0; i < KEYS; i++) {
             assertThat(client(port).put(key(i), value(i), null)).as("PUT %s", key(i)).isEqualTo(201);
         }
-    }
-
-    private void deleteEveryTenthKey(int port) {
         for (int i = 0; i < KEYS; i += 10) {
             assertThat(client(port).delete(key(i), null)).as("DELETE %s", key(i)).isEqualTo(202);
         }

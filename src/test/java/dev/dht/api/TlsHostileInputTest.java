@@ -17,17 +17,16 @@ import java.io.UncheckedIOException;
 import java.net.Socket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Random;
 import javax.net.ssl.SSLContext;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.util.FileSystemUtils;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Hostile and mistaken TLS clients against a node with mutual TLS ({@code dht.tls.client-auth=need}), the cases of
@@ -36,23 +35,16 @@ import org.springframework.util.FileSystemUtils;
  * server side, and leaves the node serving a client with a certificate of the cluster. No key is stored by any.
  */
 class TlsHostileInputTest {
-    private static Path dir;
+    @TempDir
+    static Path dir;
     private static ClusterTls tls;
+    @AutoClose
     private static InProcessCluster cluster;
 
     @BeforeAll
-    static void startNode() throws IOException {
-        dir = Files.createTempDirectory("dht-tls-hostile-");
+    static void startNode() {
         tls = ClusterTls.create(dir.resolve("tls"));
         cluster = InProcessCluster.start(1, dir.resolve("data"), tls.nodeSettings("need"));
-    }
-
-    @AfterAll
-    static void stopNode() {
-        if (cluster != null) {
-            cluster.close();
-        }
-        FileSystemUtils.deleteRecursively(dir.toFile());
     }
 
     @AfterEach

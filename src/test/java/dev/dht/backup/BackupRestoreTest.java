@@ -64,6 +64,15 @@ class BackupRestoreTest {
         return source;
     }
 
+    /** Starts the source cluster, writes {@code keys} keys ({@link #writeKeys}) and backs them up; returns the id of the done backup. */
+    private String doneBackupOf(int keys) {
+        startSource();
+        writeKeys(source.client(0), keys);
+        String id = Backups.start(source.client(0), false);
+        assertThat(Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        return id;
+    }
+
     /** Keys {@code key-0} to {@code key-(count-1)} of {@link Backups#writeKey}, 8 at a time. */
     private static void writeKeys(DhtClient client, int count) {
         ConcurrentRequests.inParallel(count, 8, i -> Backups.writeKey(client, i));
@@ -156,10 +165,7 @@ class BackupRestoreTest {
 
     @Test
     void flippedByteAndTruncatedFileAreRefusedNamingFileAndBlock() throws IOException {
-        startSource();
-        writeKeys(source.client(0), KEYS);
-        String id = Backups.start(source.client(0), false);
-        assertThat(Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        String id = doneBackupOf(KEYS);
         assertThat(Backups.restore("--from", "file:" + backups(), "--backup", id, "--verify").status()).isZero();
         Path file = memberFiles(id)[0];
         byte[] original = Files.readAllBytes(file);
@@ -192,11 +198,8 @@ class BackupRestoreTest {
 
     @Test
     void restoreIntoTheSameClusterKeepsNewerWrites() {
-        startSource();
+        String id = doneBackupOf(200);
         DhtClient client = source.client(0);
-        writeKeys(client, 200);
-        String id = Backups.start(client, false);
-        assertThat(Backups.awaitEnd(client, id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
         assertThat(client.put("key-3", "newer", null)).isEqualTo(201);
         assertThat(client.delete("key-4", null)).isEqualTo(202);
         assertThat(client.put("key-10", "back after its delete", null)).isEqualTo(201);
@@ -214,10 +217,7 @@ class BackupRestoreTest {
 
     @Test
     void restoreCutOffResumesFromItsCheckpoint() throws Exception {
-        startSource();
-        writeKeys(source.client(0), KEYS);
-        String id = Backups.start(source.client(0), false);
-        assertThat(Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        String id = doneBackupOf(KEYS);
         target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "2s"));
         Path checkpoint = root.resolve("resume.checkpoint");
         // at 300 records/s each batch of 512 waits 1.7 s for its turn before it is sent; the first one's checkpoint is

@@ -28,21 +28,13 @@ class ThreeNodeReplicationTest extends ReplicationScenarios {
 
     @Test
     void restartedNodeThatMissedAWriteAnswersRightAtQuorum() {
-        String id = key();
-        cluster.stop(2);
-        assertThat(node(0).put(id, "v", "2/3")).isEqualTo(201);
-        cluster.start(2);
-        assertThat(cluster.storedAt(2, id)).as("node 2 missed the write").isNull();
+        String id = writtenWhileNode2WasDown("v");
         assertValue(node(2).get(id, "2/3"), "v");
     }
 
     @Test
     void aReadRepairsAReplicaThatMissedAWrite() {
-        String id = key();
-        cluster.stop(2);
-        assertThat(node(0).put(id, "v1", "2/3")).isEqualTo(201);
-        cluster.start(2);
-        assertThat(cluster.storedAt(2, id)).as("node 2 missed the write").isNull();
+        String id = writtenWhileNode2WasDown("v1");
         assertValue(node(1).get(id, "3/3"), "v1");
         await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(50)).untilAsserted(() ->
                 assertThat(cluster.storedAt(2, id)).as("repaired by the read").isNotNull());
@@ -104,5 +96,15 @@ class ThreeNodeReplicationTest extends ReplicationScenarios {
             cluster.stop(i);
         }
         return found;
+    }
+
+    /** A new key written at 2/3 through node 0 while node 2 was stopped; node 2 is up again and misses it. */
+    private String writtenWhileNode2WasDown(String value) {
+        String id = key();
+        cluster.stop(2);
+        assertThat(node(0).put(id, value, "2/3")).isEqualTo(201);
+        cluster.start(2);
+        assertThat(cluster.storedAt(2, id)).as("node 2 missed the write").isNull();
+        return id;
     }
 }

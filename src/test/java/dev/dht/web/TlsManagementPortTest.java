@@ -11,14 +11,13 @@ import dev.dht.testing.NodeProcess;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
-import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.springframework.util.FileSystemUtils;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * With mutual TLS on the server port ({@code dht.tls.client-auth=need}) and the actuator on a port of its own: the
@@ -26,27 +25,20 @@ import org.springframework.util.FileSystemUtils;
  * read without one; a write operation needs the cluster secret or a client certificate of the cluster.
  */
 class TlsManagementPortTest {
-    private static Path dir;
+    @TempDir
+    static Path dir;
     private static ClusterTls tls;
+    @AutoClose
     private static InProcessCluster cluster;
     private static int managementPort;
 
     @BeforeAll
     static void startNode() throws IOException {
-        dir = Files.createTempDirectory("dht-tls-management-");
         tls = ClusterTls.create(dir.resolve("tls"));
         managementPort = NodeProcess.freePorts(1).get(0);
         Map<String, String> settings = new LinkedHashMap<>(tls.nodeSettings("need"));
         settings.put("management.server.port", String.valueOf(managementPort));
         cluster = InProcessCluster.start(1, dir.resolve("data"), settings);
-    }
-
-    @AfterAll
-    static void stopNode() {
-        if (cluster != null) {
-            cluster.close();
-        }
-        FileSystemUtils.deleteRecursively(dir.toFile());
     }
 
     @Test
