@@ -276,10 +276,9 @@ public final class Coordinator {
      * Holds a write's answer until the wall clock has left the millisecond of its timestamp (often not at all, else
      * one timer to the next millisecond; at most {@code timers} of them, so a wall clock stepped back holds no
      * answer longer). Two coordinators stamp within one millisecond by their own counters, which do not order
-     * their writes: a client that overwrites a key
-     * through another node right after this answer, before that node stored this write (at {@code ack < from} its
-     * copy may still be on the way), would otherwise get a timestamp that equals or precedes this one and lose to
-     * the older value. Once the millisecond is over, any node's next timestamp is greater (same wall clock; skew
+     * their writes: a client that overwrites a key through another node right after this answer, before that node
+     * stored this write (at {@code ack < from} its copy may still be on the way), would otherwise get a timestamp
+     * that equals or precedes this one and lose to the older value. Once the millisecond is over, any node's next timestamp is greater (same wall clock; skew
      * between machines remains last-write-wins' known limit). Spanner's commit wait (Corbett et al., 2012) for an
      * uncertainty of one clock tick. Non-blocking: the timers run on Reactor's parallel scheduler.
      */

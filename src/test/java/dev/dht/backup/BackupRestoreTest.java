@@ -64,7 +64,10 @@ class BackupRestoreTest {
         return source;
     }
 
-    /** Starts the source cluster, writes {@code keys} keys ({@link #writeKeys}) and backs them up; returns the id of the done backup. */
+    /**
+     * Starts the source cluster, writes {@code keys} keys ({@link #writeKeys}) and backs them up; returns the id of
+     * the backup, which is done.
+     */
     private String doneBackupOf(int keys) {
         startSource();
         writeKeys(source.client(0), keys);

@@ -89,7 +89,8 @@ class MembershipFailoverIT {
 
     /** Both kinds of change, each held at each of its three phases. */
     static Stream<Arguments> changesAndPhases() {
-        return Stream.of("join", "decommission").flatMap(kind -> PHASES.stream().map(phase -> Arguments.of(kind, phase)));
+        return Stream.of("join", "decommission")
+                .flatMap(kind -> PHASES.stream().map(phase -> Arguments.of(kind, phase)));
     }
 
     /**

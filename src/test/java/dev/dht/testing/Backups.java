@@ -71,7 +71,10 @@ public final class Backups {
         return "value-" + i + "-" + "x".repeat(i % 97);
     }
 
-    /** Key {@code key-i} of {@link #writeKey} reads as written at 2/3 through {@code client}, or 404 if deleted or expired. */
+    /**
+     * Key {@code key-i} of {@link #writeKey} reads as written at 2/3 through {@code client}, or 404 if deleted or
+     * expired.
+     */
     public static void assertRestored(DhtClient client, int i) {
         HttpResponse<byte[]> read = readUntilAnswered(client, "key-" + i, "2/3");
         if (i % 10 == 0 || i % 10 == 1) {

@@ -148,7 +148,8 @@ public final class BackupFileWriter implements Closeable {
         }
     }
 
-    static MessageDigest sha256() {
+    /** A SHA-256 digest: the one that names a member file's content in the manifest. */
+    public static MessageDigest sha256() {
         try {
             return MessageDigest.getInstance("SHA-256");
         } catch (NoSuchAlgorithmException e) {

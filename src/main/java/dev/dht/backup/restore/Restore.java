@@ -3,6 +3,7 @@ package dev.dht.backup.restore;
 import dev.dht.backup.format.BackupCorruptException;
 import dev.dht.backup.format.BackupManifest;
 import dev.dht.backup.format.BackupManifest.MemberPart;
+import dev.dht.backup.format.BackupFileWriter;
 import dev.dht.backup.format.BackupFileWriter.FileSummary;
 import dev.dht.backup.location.BackupLocation;
 import dev.dht.pacing.Pacer;
@@ -13,7 +14,6 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.nio.file.NoSuchFileException;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -112,7 +112,7 @@ final class Restore {
         for (MemberPart part : manifest.nodes()) {
             for (FileSummary file : part.files()) {
                 String name = backupId + "/" + file.name();
-                MessageDigest sha256 = sha256();
+                MessageDigest sha256 = BackupFileWriter.sha256();
                 try (InputStream in = location.open(backupId, file.name())) {
                     for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
                         sha256.update(buffer, 0, read);
@@ -127,14 +127,6 @@ final class Restore {
                     throw new BackupCorruptException(name + ": SHA-256 differs from the manifest's " + file.sha256());
                 }
             }
-        }
-    }
-
-    private static MessageDigest sha256() {
-        try {
-            return MessageDigest.getInstance("SHA-256");
-        } catch (NoSuchAlgorithmException e) {
-            throw new IllegalStateException("every JDK has SHA-256", e);
         }
     }
 

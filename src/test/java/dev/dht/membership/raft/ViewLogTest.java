@@ -222,8 +222,9 @@ class ViewLogTest {
             view = leader().compareAndSet(view.epoch(), view.aborted());
         }
         ClusterView before = view;
-        await().atMost(Duration.ofSeconds(20)).until(() -> nodes.stream().allMatch(node -> fileNames(groupDir(node).resolve("current")).stream()
-                .noneMatch(segment -> segment.matches("log_(inprogress_)?0(-.*)?"))));
+        await().atMost(Duration.ofSeconds(20)).until(() -> nodes.stream().allMatch(node ->
+                fileNames(groupDir(node).resolve("current")).stream()
+                        .noneMatch(segment -> segment.matches("log_(inprogress_)?0(-.*)?"))));
 
         URI joiner = URI.create("http://127.0.0.1:" + NodeProcess.freePort());
         ViewLog joining = start(joiner, RaftGroup.valueOf(RaftPeers.GROUP_ID));
