@@ -100,11 +100,20 @@ public final class Coordinator {
      *
      * <p>When the {@code ack} answers disagree, the answer waits until the stale ones among them got the newest
      * record ({@link #repairStale}); a repair that fails gives 504 (503 if only overload failed it).
+     *
+     * <p>Fails with {@link ClusterTooSmallException} (400) if {@code rf.from()} exceeds the view the read is placed
+     * with (the cluster shrank after the caller checked it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
         return Mono.defer(() -> {
             Membership.Ticket ticket = membership.enter();
-            return get(id, rf, ticket.placement()).doFinally(signal -> ticket.exit());
+            try {
+                rf.within(ticket.placement().size()); // the view may have shrunk since the handler's check
+                return get(id, rf, ticket.placement()).doFinally(signal -> ticket.exit());
+            } catch (RuntimeException e) {
+                ticket.exit();
+                throw e;
+            }
         });
     }
 
@@ -211,7 +220,9 @@ public final class Coordinator {
      * absolute expiry {@code ttl} after this node's wall clock ({@link HybridLogicalClock#wallMillis()}), replicated
      * with it, and reads as absent on every node from then on. Sent to the {@code from} replicas; completes once
      * {@code ack} applied it. The timeout does not cut short this node's own write: a local write that is merely
-     * slow completes the quorum when it lands ({@link ReplicaPlan#forWrite}).
+     * slow completes the quorum when it lands ({@link ReplicaPlan#forWrite}). Fails with
+     * {@link ClusterTooSmallException} (400), storing nothing, if {@code rf.from()} exceeds the view the write is
+     * placed with (the cluster shrank after the caller checked it).
      */
     public Mono<Void> write(WriteRequest request) {
         return write(request, null);
@@ -234,6 +245,7 @@ public final class Coordinator {
                 settled.run();
             };
             try {
+                request.rf().within(ticket.placement().size()); // the view may have shrunk since the handler's check
                 return write(request, done, ticket.placement());
             } catch (RuntimeException e) {
                 ticket.exit();

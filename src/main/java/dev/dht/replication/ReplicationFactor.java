@@ -36,11 +36,11 @@ public record ReplicationFactor(int ack, int from) {
     /**
      * Checks {@code from} against the cluster size.
      *
-     * @throws IllegalArgumentException if {@code from} exceeds {@code clusterSize}
+     * @throws ClusterTooSmallException if {@code from} exceeds {@code clusterSize} (400)
      */
     public ReplicationFactor within(int clusterSize) {
         if (from > clusterSize) {
-            throw new IllegalArgumentException("from " + from + " exceeds the cluster size " + clusterSize);
+            throw new ClusterTooSmallException(from, clusterSize);
         }
         return this;
     }

@@ -3,6 +3,7 @@ package dev.dht.web;
 import dev.dht.failure.OverloadReason;
 import dev.dht.failure.OverloadedException;
 import dev.dht.peer.InternalProtocol;
+import dev.dht.replication.ClusterTooSmallException;
 import dev.dht.replication.QuorumNotReachedException;
 import dev.dht.replication.RangeUnavailableException;
 import io.netty.handler.timeout.ReadTimeoutException;
@@ -26,7 +27,8 @@ import reactor.netty.channel.AbortedException;
 /**
  * The one place where failures become HTTP statuses, each with a one-line text body and never a stack trace:
  * <ul>
- *   <li>{@link BadRequestException}, malformed input, an unknown path (course clients expect it): 400</li>
+ *   <li>{@link BadRequestException}, malformed input, an unknown path (course clients expect it), a
+ *       {@link ClusterTooSmallException} (a {@code from} the cluster shrank below while the request waited): 400</li>
  *   <li>{@link PayloadTooLargeException}: 413</li>
  *   <li>{@link AbortedException} (the client closed the connection before its body was complete): 400, not logged</li>
  *   <li>{@link ReadTimeoutException} (no body for {@code server.netty.idle-timeout}): 408, not logged</li>
@@ -58,7 +60,7 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
         HttpStatusCode status;
         String message;
         OverloadedException refusal = null;
-        if (failure instanceof BadRequestException) {
+        if (failure instanceof BadRequestException || failure instanceof ClusterTooSmallException) {
             status = HttpStatus.BAD_REQUEST;
             message = failure.getMessage();
         } else if (failure instanceof AbortedException) {
