@@ -103,7 +103,7 @@ public final class InProcessCluster
      * Waits until every running node's view log applied the first view (the founding nodes form the cluster once a
      * majority of them runs; a node may hold the view from a seed before its log does), has checked it and has
      * rebuilt (a founding member on an empty disk asks the others first): from then on each serves clients, and
-     * stopping any one node leaves two voters that can elect a leader. Until a founding voter's log received an
+     * stopping any one node of three leaves two voters that can elect a leader. Until a founding voter's log received an
      * entry, Ratis does not count its vote for a candidate with commits (docs/membership.md, Limits), so a test that
      * stopped the leader before that would find no leader.
      */
