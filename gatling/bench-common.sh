@@ -15,6 +15,8 @@
 #   NODE_HEAP       start_nodes: -Xms and -Xmx of each node (a fixed heap, see gatling/README.md)
 #   NODE_JAR        start_nodes: the node's jar (optional; default $ROOT/target/dht.jar)
 #   NODE_JVM_OPTS   start_nodes: array of JVM options after -Xms/-Xmx (empty here)
+#   FIRST_NODE_JVM_OPTS  start_nodes: array of JVM options of the first node only, after NODE_JVM_OPTS (empty here)
+#   READY_TIMEOUT   wait_ready: seconds a node may take to answer (optional; default 60)
 #   NODE_ARGS       start_nodes: array of node arguments after the generated ones (empty here)
 # This file defines (and the functions set):
 #   ALL_TAPES       the tape names, in their documented order
@@ -26,6 +28,7 @@
 
 ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
 NODE_JVM_OPTS=()
+FIRST_NODE_JVM_OPTS=()
 NODE_ARGS=()
 NODE_TLS_ARGS=()
 
@@ -116,28 +119,29 @@ install_traps() {  # install_traps: cleanup on every exit; Ctrl-C or SIGTERM log
   trap 'log "interrupted"; exit 130' INT TERM
 }
 
-wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (60 s at most)
+wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (READY_TIMEOUT s at most, default 60)
   local url
   for url in "$@"; do
-    for _ in $(seq 1 240); do
+    for _ in $(seq 1 $(( ${READY_TIMEOUT:-60} * 4 ))); do
       curl -skf -o /dev/null -m 1 "$url/v0/status" && continue 2
       sleep 0.25
     done
-    log "no answer from $url/v0/status within 60 s; see the logs in $OUT"; return 1
+    log "no answer from $url/v0/status within ${READY_TIMEOUT:-60} s; see the logs in $OUT"; return 1
   done
 }
 
 # start_nodes DIR COUNT [DATA]: starts COUNT dht nodes as one cluster (a generated cluster secret; COUNT 1: a single
 # node) on free ports, each with an empty data directory DATA/data-PORT (DATA defaults to DIR) and its log
 # DIR/node-PORT.log, and waits until all answer. Each runs
-# `java -Xms$NODE_HEAP -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` in a process group of its
+# `java -Xms$NODE_HEAP -Xmx$NODE_HEAP ${NODE_JVM_OPTS[@]} -jar $NODE_JAR --server.port=... ${NODE_ARGS[@]}` (the first node
+# with FIRST_NODE_JVM_OPTS after NODE_JVM_OPTS) in a process group of its
 # own (setsid). Like `local-cluster`, each node of a cluster gets its share of the event loops
 # (--dht.io-threads = processors / COUNT, at least 1) unless NODE_ARGS sets it.
 # With NODE_SCHEME=https (ratio.sh --tls) the node URLs are https and NODE_TLS_ARGS (the SSL bundle) are added.
 # Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays), SECRET (the cluster secret, for a node that joins
 # later); adds PIDS to STARTED_PIDS.
 start_nodes() {
-  local dir="$1" count="$2" data="${3:-$1}" port nodes="" loops=() share
+  local dir="$1" count="$2" data="${3:-$1}" port nodes="" loops=() share first
   if [ "$count" -gt 1 ] && [[ " ${NODE_ARGS[*]} " != *" --dht.io-threads="* ]]; then
     share=$(( $(nproc) / count ))
     loops=("--dht.io-threads=$(( share > 1 ? share : 1 ))")
@@ -150,7 +154,8 @@ start_nodes() {
   SECRET=$(head -c 24 /dev/urandom | od -An -tx1 | tr -d ' \n')
   for port in "${PORTS[@]}"; do
     rm -rf "$data/data-$port"
-    DHT_CLUSTER_SECRET="$SECRET" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
+    first=(); [ "$port" != "${PORTS[0]}" ] || first=("${FIRST_NODE_JVM_OPTS[@]}")
+    DHT_CLUSTER_SECRET="$SECRET" setsid java "-Xms$NODE_HEAP" "-Xmx$NODE_HEAP" "${NODE_JVM_OPTS[@]}" "${first[@]}" -jar "${NODE_JAR:-$ROOT/target/dht.jar}" \
       --server.port="$port" --dht.self="${NODE_SCHEME:-http}://127.0.0.1:$port" --dht.nodes="$nodes" \
       --dht.data-dir="$data/data-$port" "${loops[@]}" "${NODE_ARGS[@]}" "${NODE_TLS_ARGS[@]}" >"$dir/node-$port.log" 2>&1 &
     PIDS+=($!); LOGS+=("$dir/node-$port.log")
