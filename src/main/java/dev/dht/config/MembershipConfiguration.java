@@ -2,11 +2,14 @@ package dev.dht.config;
 
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
+import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.StartKind;
 import dev.dht.config.ClusterConfiguration.ClusterStart;
 import dev.dht.config.TlsConfiguration.TlsSettings;
 import dev.dht.membership.ChangeProcedure;
 import dev.dht.membership.ClusterEndpoint;
+import dev.dht.membership.LocalNodeStats;
+import dev.dht.membership.MemberStatus;
 import dev.dht.membership.MembershipHealthIndicator;
 import dev.dht.membership.OwnershipCleanup;
 import dev.dht.membership.RecordStreaming;
@@ -19,7 +22,9 @@ import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
 import dev.dht.peer.server.ClusterEpochFilter;
 import dev.dht.peer.server.InternalClusterHandler;
+import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.LocalStore;
+import dev.dht.storage.RecordCount;
 import dev.dht.storage.TombstoneCollector;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
@@ -149,8 +154,21 @@ public class MembershipConfiguration {
 
     @Bean
     ClusterEndpoint clusterEndpoint(Membership membership, ChangeProcedure procedure, RecordStreaming streaming,
-                                    OwnershipCleanup cleanup, ViewLog viewLog) {
-        return new ClusterEndpoint(membership, procedure, streaming, cleanup, viewLog);
+                                    OwnershipCleanup cleanup, ViewLog viewLog, PeerHealth health,
+                                    ObjectProvider<PeerClient> peerClient, LocalNodeStats stats) {
+        MemberStatus status = new MemberStatus(membership.self(), viewLog, health, peerClient::getObject,
+                stats::current);
+        return new ClusterEndpoint(membership, procedure, streaming, cleanup, viewLog, status);
+    }
+
+    /**
+     * This node's figures for {@code dht status}: its records counted at most every 10 s (a status waits up to
+     * 500 ms for a fresh count, well within the asking node's probe timeout), bytes on disk, hints held.
+     */
+    @Bean
+    LocalNodeStats localNodeStats(Membership membership, LocalStore store, HintedHandoff hints) {
+        RecordCount records = new RecordCount(store.repository(), Duration.ofSeconds(10), Duration.ofMillis(500));
+        return new LocalNodeStats(membership, records, store.repository()::sizeOnDiskBytes, hints::pending);
     }
 
     /** Actuator health contributor {@code membership} (also part of the readiness group). */

@@ -4,10 +4,12 @@ import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
 import dev.dht.backup.MemberBackup;
 import dev.dht.cluster.Membership;
+import dev.dht.membership.LocalNodeStats;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.server.ClusterEpochFilter;
 import dev.dht.peer.server.InternalBackupHandler;
 import dev.dht.peer.server.InternalClusterHandler;
+import dev.dht.peer.server.InternalNodeHandler;
 import dev.dht.peer.server.PeerRoutes;
 import dev.dht.repair.RepairScan;
 import dev.dht.replication.Coordinator;
@@ -69,9 +71,9 @@ public class WebConfiguration {
                                                   LocalStore store, RebuildGate rebuild,
                                                   RepairScan repairScan, Membership membership,
                                                   InternalClusterHandler cluster, ClusterEpochFilter epochs,
-                                                  MemberBackup backup) {
+                                                  MemberBackup backup, LocalNodeStats stats) {
         return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs,
-                new InternalBackupHandler(backup),
+                new InternalBackupHandler(backup), new InternalNodeHandler(stats),
                 (int) admission.maxValueSize().toBytes(), properties.clusterSecret());
     }
 }

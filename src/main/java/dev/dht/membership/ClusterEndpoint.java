@@ -27,6 +27,10 @@ import reactor.core.publisher.Mono;
  *       streams), and {@code cleanupPending} says whether this node still drops records it no longer replicates;
  *       {@code leader} (the view log's leader as this node knows it, or null), {@code term} and {@code index} (the
  *       last log entry this node applied).</li>
+ *   <li>{@code GET /actuator/cluster/status}: the same document with {@code "self"} (this node's URL) and each member
+ *       described further ({@link MemberStatus}): {@code "up"}, {@code "records"}, {@code "bytes"},
+ *       {@code "ownership"}, {@code "hints"}, {@code "role"}; it asks every other member for its figures, so it answers
+ *       within {@link MemberStatus#PROBE_TIMEOUT} when one is down. The operator's {@code dht status} reads it.</li>
  *   <li>{@code POST /actuator/cluster/decommission} (optional {@code {"node": URL}}, default the receiving node),
  *       {@code POST /actuator/cluster/removenode} with {@code {"node": URL}}, {@code POST /actuator/cluster/abort},
  *       each on any member: 202 with the view once the view log took the change's first step, the rest runs in the
@@ -45,10 +49,12 @@ public class ClusterEndpoint {
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
     private final ViewLog viewLog;
+    private final MemberStatus memberStatus;
 
     public ClusterEndpoint(Membership membership, ChangeProcedure procedure, RecordStreaming streaming,
-                           OwnershipCleanup cleanup, ViewLog viewLog) {
+                           OwnershipCleanup cleanup, ViewLog viewLog, MemberStatus memberStatus) {
         this.membership = membership;
+        this.memberStatus = memberStatus;
         this.viewLog = viewLog;
         this.procedure = procedure;
         this.streaming = streaming;
@@ -59,6 +65,26 @@ public class ClusterEndpoint {
     @ReadOperation
     public Map<String, Object> view() {
         return describe(membership.view());
+    }
+
+    /**
+     * {@code GET /actuator/cluster/status}, as described above; 404 for another part. Never blocks.
+     *
+     * @param part {@code status}
+     */
+    @ReadOperation
+    public Mono<WebEndpointResponse<Map<String, Object>>> part(@Selector String part) {
+        if (!part.equals("status")) {
+            return Mono.just(error("unknown part '" + part + "' (status)", WebEndpointResponse.STATUS_NOT_FOUND));
+        }
+        ClusterView view = membership.view();
+        return memberStatus.rows(view).map(rows -> {
+            Map<String, Object> answer = new LinkedHashMap<>();
+            answer.put("self", membership.self().toString());
+            answer.putAll(describe(view));
+            answer.put("members", rows);
+            return new WebEndpointResponse<>(answer, 200);
+        });
     }
 
     /**

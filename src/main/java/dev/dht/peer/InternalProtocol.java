@@ -28,6 +28,8 @@ public final class InternalProtocol {
     public static final String STREAM_PATH = "/internal/cluster/stream";
     /** Path of the start of a cleanup pass after a change. */
     public static final String CLEANUP_PATH = "/internal/cluster/cleanup";
+    /** Path of a node's figures for the operator's status: records, bytes on disk, hints held. */
+    public static final String STATS_PATH = "/internal/node/stats";
     /** Path of a node's part of a cluster backup. */
     public static final String BACKUP_PATH = "/internal/backup";
     /** Every path of the protocol starts with this. */

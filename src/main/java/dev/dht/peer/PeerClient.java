@@ -187,6 +187,12 @@ public final class PeerClient {
                 response -> ifOk(response, ok -> ok.bodyToMono(byte[].class)));
     }
 
+    /** {@link PeerEndpoint#STATS}: {@code peer}'s records, bytes on disk and hints held. */
+    public Mono<NodeStats> stats(Node peer) {
+        return call(PeerEndpoint.STATS, peer, PeerEndpoint.STATS.uri(peer), null,
+                response -> ifOk(response, ok -> ok.bodyToMono(String.class).map(NodeStats::fromJson)));
+    }
+
     /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */
     private void observeEpoch(Node peer, ClientResponse response) {
         String header = response.headers().asHttpHeaders().getFirst(InternalProtocol.EPOCH_HEADER);

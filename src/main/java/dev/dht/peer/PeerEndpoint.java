@@ -88,7 +88,13 @@ public enum PeerEndpoint {
      * part already runs there, 400 for a malformed id, 500 if writing failed (the body says why). Not timed: the
      * node paces the scan.
      */
-    BACKUP(HttpMethod.POST, InternalProtocol.BACKUP_PATH, Timeout.PACED, null, "id");
+    BACKUP(HttpMethod.POST, InternalProtocol.BACKUP_PATH, Timeout.PACED, null, "id"),
+    /**
+     * {@code GET /internal/node/stats}: 200 with the node's {@link NodeStats} as JSON (records, bytes on disk, hints
+     * held per peer); also the probe of {@code GET /actuator/cluster/status}, which marks a peer that does not answer
+     * down.
+     */
+    STATS(HttpMethod.GET, InternalProtocol.STATS_PATH, Timeout.RESPONSE, null);
 
     /** How long an endpoint's answer may take; the durations are {@link PeerClient}'s. */
     public enum Timeout {

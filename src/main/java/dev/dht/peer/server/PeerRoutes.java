@@ -28,10 +28,12 @@ public final class PeerRoutes {
      * @param cluster       the membership endpoints
      * @param epochs        brings this node's view up to a sender's newer epoch before a request is served
      * @param backup        this node's part of cluster backups
+     * @param node          this node's figures for the operator's status
      */
     public static RouterFunction<ServerResponse> routes(LocalStore store, RebuildGate rebuild, RepairScan repairScan,
                                                         Membership membership, InternalClusterHandler cluster,
                                                         ClusterEpochFilter epochs, InternalBackupHandler backup,
+                                                        InternalNodeHandler node,
                                                         int maxValueBytes, String clusterSecret) {
         int maxRecord = maxValueBytes + Record.MAX_HEADER_BYTES;
         InternalRecordHandler records = new InternalRecordHandler(store, rebuild, new RequestBodyReader(maxRecord));
@@ -50,6 +52,7 @@ public final class PeerRoutes {
                 .route(on(PeerEndpoint.READ_BATCH), records::readBatch)
                 .route(on(PeerEndpoint.RANGE), records::range)
                 .route(on(PeerEndpoint.BACKUP), backup::backup)
+                .route(on(PeerEndpoint.STATS), node::stats)
                 .filter(epochs)
                 .filter(new ClusterSecretFilter(clusterSecret))
                 .build();

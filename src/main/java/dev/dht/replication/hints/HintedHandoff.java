@@ -179,6 +179,11 @@ public final class HintedHandoff implements AutoCloseable {
      * Stops replaying, stores the hints already offered (waits up to 10 s for the hints thread), then closes the
      * store. Blocking; called once on shutdown.
      */
+    /** Hints kept for the peer named {@code peer} ({@link Node#name()}). Any thread; never blocks. */
+    public long pending(String peer) {
+        return store.pending(peer);
+    }
+
     @Override
     public void close() throws IOException {
         closing = true;
