@@ -1,6 +1,6 @@
 package dev.dht;
 
-import dev.dht.backup.restore.RestoreCommand;
+import dev.dht.cli.Dht;
 import java.util.Arrays;
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.SpringBootConfiguration;
@@ -12,9 +12,10 @@ import org.springframework.context.annotation.ComponentScan;
 import org.springframework.context.annotation.FilterType;
 
 /**
- * Entry point. {@code java -jar dht.jar [--setting=value ...]} runs one node; {@code java -jar dht.jar
- * local-cluster} runs a 3-node cluster on this machine ({@link LocalCluster}); {@code java -jar dht.jar restore ...}
- * restores a backup into a cluster ({@link RestoreCommand}).
+ * Entry point. {@code java -jar dht.jar} with no arguments or settings only ({@code --name.with.dots=value}) runs one
+ * node; {@code java -jar dht.jar local-cluster} runs a 3-node cluster on this machine ({@link LocalCluster});
+ * anything else is the operator's command line ({@link Dht}: {@code status}, {@code decommission}, {@code restore},
+ * ...), which starts no server and refuses an unknown command or option with its usage (exit 2).
  *
  * <p>As {@code @SpringBootApplication}, except that the scan leaves out {@link ManagementContextConfiguration}
  * classes: Spring Boot imports them into the context that serves the actuator, which is a child context of its own
@@ -29,16 +30,16 @@ import org.springframework.context.annotation.FilterType;
 public class DhtApplication {
 
     /**
-     * Starts a node, the local cluster when the first argument is {@code local-cluster}, or a restore of a backup
-     * when it is {@code restore} ({@link RestoreCommand}).
+     * Starts a node, the local cluster when the first argument is {@code local-cluster}, or runs a command of the
+     * command line ({@link Dht}).
      */
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && LocalCluster.COMMAND.equals(args[0])) {
             LocalCluster.main(Arrays.copyOfRange(args, 1, args.length));
             return;
         }
-        if (args.length > 0 && RestoreCommand.COMMAND.equals(args[0])) {
-            RestoreCommand.main(Arrays.copyOfRange(args, 1, args.length));
+        if (Dht.isCommand(args)) {
+            Dht.main(args);
             return;
         }
         SpringApplication.run(DhtApplication.class, args);

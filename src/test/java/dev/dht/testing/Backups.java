@@ -5,13 +5,15 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.dht.backup.restore.RestoreCommand;
+import dev.dht.cli.CliContext;
+import dev.dht.cli.Dht;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.IntSupplier;
@@ -120,13 +122,16 @@ public final class Backups {
         return json(response);
     }
 
-    /** Runs {@code restore ARGS} in this JVM with the test secret in its environment. */
+    /** Runs {@code dht restore ARGS} in this JVM with the test secret in its environment. */
     public static RestoreRun restore(String... args) {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
-        int status = RestoreCommand.run(args, Map.of("DHT_CLUSTER_SECRET", InProcessCluster.SECRET),
+        String[] command = new String[args.length + 1];
+        command[0] = "restore";
+        System.arraycopy(args, 0, command, 1, args.length);
+        int status = Dht.run(command, new CliContext(Map.of("DHT_CLUSTER_SECRET", InProcessCluster.SECRET),
                 new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
-                false);
+                false, Path.of("")));
         return new RestoreRun(status, out.toString(StandardCharsets.UTF_8), err.toString(StandardCharsets.UTF_8));
     }
 
