@@ -18,12 +18,15 @@ COPY --from=layers /build/extracted/dependencies/ ./
 COPY --from=layers /build/extracted/spring-boot-loader/ ./
 COPY --from=layers /build/extracted/snapshot-dependencies/ ./
 COPY --from=layers /build/extracted/application/ ./
-# The data dir belongs to the non-root user that runs the node.
-RUN mkdir -p /var/lib/dht && chown 10001:10001 /var/lib/dht
+# dht, the operator's command line, on the PATH: kubectl exec dht-0 -- dht status (it runs the application in /app)
+COPY bin/dht /usr/local/bin/dht
+# The data dir belongs to the non-root user that runs the node; the command line runs for everyone.
+RUN mkdir -p /var/lib/dht && chown 10001:10001 /var/lib/dht && chmod 755 /usr/local/bin/dht
 USER 10001:10001
 # 8080: the v0 API (and /internal/* for peers); 8081: the actuator alone (probes, metrics, repair), so a Service or
 # port that exposes the API does not expose the operations. Without MANAGEMENT_SERVER_PORT the actuator is on 8080.
-ENV SERVER_PORT=8080 MANAGEMENT_SERVER_PORT=8081 DHT_DATA_DIR=/var/lib/dht
+# DHT_HOST: the actuator the command line asks by default, this node's.
+ENV SERVER_PORT=8080 MANAGEMENT_SERVER_PORT=8081 DHT_DATA_DIR=/var/lib/dht DHT_HOST=http://localhost:8081
 VOLUME /var/lib/dht
 EXPOSE 8080 8081 9080
 ENTRYPOINT ["java", "org.springframework.boot.loader.launch.JarLauncher"]

@@ -1,5 +1,6 @@
 package dev.dht;
 
+import dev.dht.cli.LocalClusterSecret;
 import java.io.File;
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -16,8 +17,10 @@ import java.util.stream.Collectors;
 /**
  * Runs a 3-node cluster on this machine for development: one JVM per node from this same jar, on ports
  * 8080, 8081 and 8082, with data under {@code ./data/node-PORT} and a freshly generated cluster secret, which it
- * writes to {@code ./data/cluster-secret} (readable by the owner only) for the actuator's write operations
- * ({@code POST /actuator/repair} needs it in the {@code X-Dht-Cluster-Secret} header). Node output is passed through
+ * writes to {@code ./data/cluster-secret} ({@code ./data/cluster-secret-PORT} for another base port, so two local
+ * clusters keep theirs apart; {@link LocalClusterSecret}), readable by the owner only, for the actuator's write
+ * operations ({@code X-Dht-Cluster-Secret}); the command line ({@code bin/dht}) finds it there by itself for a node of
+ * the cluster. Node output is passed through
  * (each log line names its node). Ctrl-C stops all nodes gracefully.
  *
  * <p>The nodes share this machine's processors, so each gets its share of event loops
@@ -37,8 +40,6 @@ import java.util.stream.Collectors;
 public final class LocalCluster {
     /** The first argument that selects this launcher. */
     public static final String COMMAND = "local-cluster";
-    /** Where the cluster secret goes, relative to the working directory. */
-    static final Path SECRET_FILE = Path.of("data", "cluster-secret");
     /** Where {@code --tls} writes the CA certificate and the nodes' certificates and keys. */
     static final Path TLS_DIR = Path.of("data", "tls");
     /** How long the generated certificates are valid. */
@@ -76,7 +77,8 @@ public final class LocalCluster {
         byte[] secretBytes = new byte[24];
         new SecureRandom().nextBytes(secretBytes);
         String secret = HexFormat.of().formatHex(secretBytes);
-        writeSecret(SECRET_FILE.toAbsolutePath(), secret);
+        Path secretFile = LocalClusterSecret.file(Path.of(""), basePort);
+        writeSecret(secretFile.toAbsolutePath(), secret);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String jar = ownJar();
 
@@ -105,7 +107,7 @@ public final class LocalCluster {
             nodes.add(builder.start());
         }
         System.out.println("local cluster: " + urls.stream().collect(Collectors.joining(" ")) + " (Ctrl-C stops it); "
-                + "cluster secret in " + SECRET_FILE + (tls ? "; CA certificate in " + TLS_DIR.resolve("ca.crt") : ""));
+                + "cluster secret in " + secretFile + (tls ? "; CA certificate in " + TLS_DIR.resolve("ca.crt") : ""));
         Runtime.getRuntime().addShutdownHook(new Thread(() -> {
             nodes.forEach(Process::destroy);
             for (Process node : nodes) {

@@ -48,6 +48,7 @@ import org.junit.jupiter.api.extension.ExecutionCondition;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import org.testcontainers.DockerClientFactory;
+import org.testcontainers.containers.Container.ExecResult;
 import org.testcontainers.containers.GenericContainer;
 import org.testcontainers.containers.Network;
 import org.testcontainers.containers.wait.strategy.AbstractWaitStrategy;
@@ -122,6 +123,7 @@ class ClusterContainersIT {
         String image = new ImageFromDockerfile()
                 .withFileFromPath("Dockerfile", PROJECT.resolve("Dockerfile"))
                 .withFileFromPath("target/dht.jar", jar)
+                .withFileFromPath("bin/dht", PROJECT.resolve("bin/dht"))
                 .withBuildArg("JRE_IMAGE", JRE_IMAGE)
                 .withBuildImageCmdModifier(build -> build.withLabels(LABELS))
                 .get();
@@ -276,6 +278,22 @@ class ClusterContainersIT {
         assertThat(repaired.statusCode()).as("POST /actuator/repair with the secret: %s", repaired.body())
                 .isEqualTo(200);
         assertThat(repaired.body()).contains("dht-1.dht:8080", "dht-2.dht:8080").doesNotContain("\"error\":\"");
+    }
+
+    /**
+     * {@code kubectl exec dht-0 -- dht status}: the command line on the image's PATH asks its own node's management
+     * port over HTTPS (DHT_HOST and DHT_CACERT of the TLS overlay) and lists every member up.
+     */
+    @Test
+    void theCommandLineInAPodShowsEveryMemberUp() throws Exception {
+        ExecResult status = NODES.get(0).execInContainer("dht", "status");
+
+        assertThat(status.getExitCode()).as("dht status: %s %s", status.getStdout(), status.getStderr()).isZero();
+        for (int i = 0; i < NODES.size(); i++) {
+            assertThat(status.getStdout()).containsPattern("(?m)^UP +NORMAL +https://dht-" + i + "\\.dht:8080 ");
+        }
+        ExecResult unknown = NODES.get(0).execInContainer("dht", "stauts");
+        assertThat(unknown.getExitCode()).as("an unknown command: %s", unknown.getStderr()).isEqualTo(2);
     }
 
     @Test
