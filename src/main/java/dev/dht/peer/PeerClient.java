@@ -187,10 +187,13 @@ public final class PeerClient {
                 response -> ifOk(response, ok -> ok.bodyToMono(byte[].class)));
     }
 
-    /** {@link PeerEndpoint#STATS}: {@code peer}'s records, bytes on disk and hints held. */
+    /**
+     * {@link PeerEndpoint#STATS}: {@code peer}'s records, bytes on disk and hints held. No response timeout: the
+     * caller bounds the call.
+     */
     public Mono<NodeStats> stats(Node peer) {
         return call(PeerEndpoint.STATS, peer, PeerEndpoint.STATS.uri(peer), null,
-                response -> ifOk(response, ok -> ok.bodyToMono(String.class).map(NodeStats::fromJson)));
+                response -> ifOk(response, ok -> ok.bodyToMono(String.class).map(NodeStats::decode)));
     }
 
     /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */

@@ -90,11 +90,11 @@ public enum PeerEndpoint {
      */
     BACKUP(HttpMethod.POST, InternalProtocol.BACKUP_PATH, Timeout.PACED, null, "id"),
     /**
-     * {@code GET /internal/node/stats}: 200 with the node's {@link NodeStats} as JSON (records, bytes on disk, hints
-     * held per peer); also the probe of {@code GET /actuator/cluster/status}, which marks a peer that does not answer
-     * down.
+     * {@code GET /internal/node/stats}: 200 with the node's {@link NodeStats} as text (records, bytes on disk, hints
+     * held per peer); also the probe of {@code GET /actuator/cluster/status}, which bounds the call itself and marks
+     * a peer that does not answer down.
      */
-    STATS(HttpMethod.GET, InternalProtocol.STATS_PATH, Timeout.RESPONSE, null);
+    STATS(HttpMethod.GET, InternalProtocol.STATS_PATH, Timeout.PACED, null);
 
     /** How long an endpoint's answer may take; the durations are {@link PeerClient}'s. */
     public enum Timeout {

@@ -8,7 +8,7 @@ import reactor.core.publisher.Mono;
 
 /**
  * The serving side of {@code GET /internal/node/stats} ({@link dev.dht.peer.PeerEndpoint#STATS}): 200 with this
- * node's {@link dev.dht.peer.NodeStats} as JSON. Guarded by {@link ClusterSecretFilter}; never blocks.
+ * node's {@link dev.dht.peer.NodeStats} as text. Guarded by {@link ClusterSecretFilter}; never blocks.
  */
 public final class InternalNodeHandler {
     private final LocalNodeStats stats;
@@ -20,7 +20,7 @@ public final class InternalNodeHandler {
 
     /** This node's figures, as described above. */
     public Mono<ServerResponse> stats(ServerRequest request) {
-        return stats.current().flatMap(answer -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON)
-                .bodyValue(answer.toJson()));
+        return stats.current().flatMap(answer -> ServerResponse.ok().contentType(MediaType.TEXT_PLAIN)
+                .bodyValue(answer.encode()));
     }
 }
