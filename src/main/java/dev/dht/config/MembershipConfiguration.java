@@ -1,6 +1,7 @@
 package dev.dht.config;
 
 import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.StartKind;
@@ -182,6 +183,14 @@ public class MembershipConfiguration {
                                                   RecordStreaming streaming, OwnershipCleanup cleanup,
                                                   ChangeProcedure procedure) {
         return new InternalClusterHandler(membership, exchange, streaming, cleanup, procedure);
+    }
+
+    /** The replica's epoch fence: follows every view this node takes. */
+    @Bean
+    EpochFence epochFence(Membership membership) {
+        EpochFence fence = new EpochFence(membership.placement());
+        membership.onChange(fence::adopted);
+        return fence;
     }
 
     @Bean

@@ -3,6 +3,7 @@ package dev.dht.config;
 import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
 import dev.dht.backup.MemberBackup;
+import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
 import dev.dht.membership.LocalNodeStats;
 import dev.dht.node.RebuildGate;
@@ -71,8 +72,8 @@ public class WebConfiguration {
                                                   LocalStore store, RebuildGate rebuild,
                                                   RepairScan repairScan, Membership membership,
                                                   InternalClusterHandler cluster, ClusterEpochFilter epochs,
-                                                  MemberBackup backup, LocalNodeStats stats) {
-        return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs,
+                                                  EpochFence fence, MemberBackup backup, LocalNodeStats stats) {
+        return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs, fence,
                 new InternalBackupHandler(backup), new InternalNodeHandler(stats),
                 (int) admission.maxValueSize().toBytes(), properties.clusterSecret());
     }

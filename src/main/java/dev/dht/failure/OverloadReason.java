@@ -42,7 +42,13 @@ public enum OverloadReason {
      * checks its cluster view with the other members before it serves clients again: it may have been removed
      * meanwhile.
      */
-    VIEW_CHECK;
+    VIEW_CHECK,
+    /**
+     * A replica refused a record call placed under an older cluster view than its own, since a step it took after
+     * that view changed the key's replica sets: the coordinator takes the replica's newer view and places the
+     * request again ({@code dev.dht.cluster.EpochFence}). Nothing was applied.
+     */
+    STALE_EPOCH;
 
     /** The reason as it travels in a header: lower case, words joined by hyphens (e.g. {@code disk-full}). */
     public String token() {

@@ -71,7 +71,18 @@ public final class PeerClient {
 
     /** {@link PeerEndpoint#READ}: {@code peer}'s record for {@code id}, empty Optional on 404. */
     public Mono<Optional<Record>> read(Node peer, String id) {
-        return call(PeerEndpoint.READ, peer, PeerEndpoint.READ.uri(peer, id), null, response -> {
+        return read(peer, id, 0, 0);
+    }
+
+    /**
+     * {@link PeerEndpoint#READ} of a key placed with {@code from} replicas under the view of {@code epoch} (0: this
+     * node's current epoch, every member counted): {@code peer}'s record for {@code id}, empty Optional on 404; a
+     * peer whose view moved the key's replicas since fails it with {@link OverloadedException} of
+     * {@link OverloadReason#STALE_EPOCH} ({@link OverloadedException#heldEpoch()}: the peer's epoch).
+     */
+    public Mono<Optional<Record>> read(Node peer, String id, int from, long epoch) {
+        URI uri = PeerEndpoint.READ.uri(peer, id, from == 0 ? null : Integer.toString(from));
+        return call(PeerEndpoint.READ, peer, uri, null, epoch, response -> {
             if (response.statusCode().value() == HttpStatus.NOT_FOUND.value()) {
                 return response.releaseBody().thenReturn(Optional.<Record>empty());
             }
@@ -86,21 +97,47 @@ public final class PeerClient {
      * empty Optional if it has none, or null for a key it left unread (read that one alone).
      */
     public Mono<List<Optional<Record>>> readBatch(Node peer, List<byte[]> keys) {
-        return call(PeerEndpoint.READ_BATCH, peer, PeerEndpoint.READ_BATCH.uri(peer), ReadBatchCodec.encodeKeys(keys),
+        return readBatch(peer, keys, 0, 0);
+    }
+
+    /**
+     * {@link #readBatch(Node, List)} of keys placed with at most {@code from} replicas under the view of
+     * {@code epoch} (0: this node's current epoch, every member counted); fenced as {@link #read(Node, String, int, long)}.
+     */
+    public Mono<List<Optional<Record>>> readBatch(Node peer, List<byte[]> keys, int from, long epoch) {
+        URI uri = PeerEndpoint.READ_BATCH.uri(peer, from == 0 ? null : Integer.toString(from));
+        return call(PeerEndpoint.READ_BATCH, peer, uri, ReadBatchCodec.encodeKeys(keys), epoch,
                 response -> ifOk(response, ok -> ReadBatchCodec.decodeAnswers(
                         ok.bodyToFlux(DataBuffer.class), keys.size(), peer.name())));
     }
 
     /** {@link PeerEndpoint#WRITE}: completes once {@code peer} has applied {@code entry} (or found it older). */
     public Mono<Void> write(Node peer, KeyedRecord entry) {
+        return write(peer, entry, 0);
+    }
+
+    /**
+     * {@link #write(Node, KeyedRecord)} placed under the view of {@code epoch} (0: this node's current epoch); a peer
+     * whose view moved the key's replicas since refuses it, applying nothing, with {@link OverloadedException} of
+     * {@link OverloadReason#STALE_EPOCH}.
+     */
+    public Mono<Void> write(Node peer, KeyedRecord entry, long epoch) {
         URI uri = PeerEndpoint.WRITE.uri(peer, new String(entry.key(), StandardCharsets.UTF_8));
-        return call(PeerEndpoint.WRITE, peer, uri, entry.record().encode(), PeerClient::applied);
+        return call(PeerEndpoint.WRITE, peer, uri, entry.record().encode(), epoch, PeerClient::applied);
     }
 
     /** {@link PeerEndpoint#WRITE_BATCH}: completes once {@code peer} has applied every one of {@code entries}. */
     public Mono<Void> writeBatch(Node peer, List<KeyedRecord> entries) {
+        return writeBatch(peer, entries, 0);
+    }
+
+    /**
+     * {@link PeerEndpoint#WRITE_BATCH}: completes once {@code peer} has applied every one of {@code entries}, placed
+     * under the view of {@code epoch} (0: this node's current epoch); refused whole as {@link #write(Node, KeyedRecord, long)}.
+     */
+    public Mono<Void> writeBatch(Node peer, List<KeyedRecord> entries, long epoch) {
         return call(PeerEndpoint.WRITE_BATCH, peer, PeerEndpoint.WRITE_BATCH.uri(peer),
-                RangeFrameCodec.encodeBatch(entries), PeerClient::applied);
+                RangeFrameCodec.encodeBatch(entries), epoch, PeerClient::applied);
     }
 
     /**
@@ -198,23 +235,35 @@ public final class PeerClient {
 
     /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */
     private void observeEpoch(Node peer, ClientResponse response) {
+        long epoch = epochOf(response);
+        if (epoch > epochs.epoch()) {
+            epochs.newerEpochSeen(peer, epoch);
+        }
+    }
+
+    /** The epoch an answer names ({@link InternalProtocol#EPOCH_HEADER}); 0 if none (not a node of this version). */
+    private static long epochOf(ClientResponse response) {
         String header = response.headers().asHttpHeaders().getFirst(InternalProtocol.EPOCH_HEADER);
         if (header != null) {
             try {
-                long epoch = Long.parseLong(header);
-                if (epoch > epochs.epoch()) {
-                    epochs.newerEpochSeen(peer, epoch);
-                }
+                return Long.parseLong(header);
             } catch (NumberFormatException ignored) {
-                // not a node of this version: nothing to learn
+                // nothing to learn
             }
         }
+        return 0;
     }
 
     /** A call answered by one body: {@code answer} reads any status but 503; failures mapped, timed. */
     private <T> Mono<T> call(PeerEndpoint endpoint, Node peer, URI uri, byte[] body,
                              Function<ClientResponse, Mono<T>> answer) {
-        Mono<T> call = request(endpoint, uri, body).exchangeToMono(response -> {
+        return call(endpoint, peer, uri, body, 0, answer);
+    }
+
+    /** As above, the request placed under the view of {@code epoch} (0: this node's current one). */
+    private <T> Mono<T> call(PeerEndpoint endpoint, Node peer, URI uri, byte[] body, long epoch,
+                             Function<ClientResponse, Mono<T>> answer) {
+        Mono<T> call = request(endpoint, uri, body, epoch).exchangeToMono(response -> {
             observeEpoch(peer, response);
             return isRefusal(response) ? refused(peer, response) : answer.apply(response);
         });
@@ -228,7 +277,7 @@ public final class PeerClient {
     /** A call answered by a stream of {@link RangeFrameCodec} frames; failures mapped, timed. */
     private Flux<KeyedRecord> frames(PeerEndpoint endpoint, Node peer, URI uri) {
         boolean watched = endpoint.timeout() == PeerEndpoint.Timeout.STREAM;
-        Flux<KeyedRecord> stream = request(endpoint, uri, null).exchangeToFlux(response -> {
+        Flux<KeyedRecord> stream = request(endpoint, uri, null, 0).exchangeToFlux(response -> {
             observeEpoch(peer, response);
             if (isRefusal(response)) {
                 return this.<KeyedRecord>refused(peer, response).flux();
@@ -248,14 +297,15 @@ public final class PeerClient {
     }
 
     /**
-     * The request: method, URI, the cluster secret and an octet-stream body if any. The client's response timeout
+     * The request: method, URI, the cluster secret, the epoch it is placed under ({@code epoch}, or this node's when
+     * 0) and an octet-stream body if any. The client's response timeout
      * (a limit on the time between two reads) is switched off but for {@link PeerEndpoint.Timeout#RESPONSE}.
      */
-    private WebClient.RequestHeadersSpec<?> request(PeerEndpoint endpoint, URI uri, byte[] body) {
+    private WebClient.RequestHeadersSpec<?> request(PeerEndpoint endpoint, URI uri, byte[] body, long epoch) {
         WebClient.RequestBodySpec request = client.method(endpoint.method())
                 .uri(uri)
                 .header(InternalProtocol.SECRET_HEADER, secret)
-                .header(InternalProtocol.EPOCH_HEADER, Long.toString(epochs.epoch()));
+                .header(InternalProtocol.EPOCH_HEADER, Long.toString(epoch > 0 ? epoch : epochs.epoch()));
         URI self = epochs.self();
         if (self != null) {
             request = request.header(InternalProtocol.SENDER_HEADER, self.toString());
@@ -290,8 +340,13 @@ public final class PeerClient {
         String message = switch (reason) {
             case DISK_FULL -> "storage full on " + peer + ": writes resume when space is freed there";
             case NOT_A_MEMBER -> "this node is no member of the cluster any more (" + peer + " holds a newer view)";
+            case STALE_EPOCH -> peer + " holds a newer view that moved the key's replicas";
             default -> peer + " refused: " + reason.token() + " (503)";
         };
+        if (reason == OverloadReason.STALE_EPOCH) {
+            long held = epochOf(response);
+            return response.releaseBody().then(Mono.error(() -> OverloadedException.staleEpoch(held, message)));
+        }
         return response.releaseBody().then(Mono.error(() -> new OverloadedException(reason, message)));
     }
 

@@ -16,26 +16,36 @@ import org.springframework.web.util.UriUtils;
  * so timestamps and tombstones travel unchanged. {@link PeerClient} calls them; {@code peer.server} serves them.
  */
 public enum PeerEndpoint {
-    /** {@code GET /internal/record?id=ID}: 200 with the record bytes, 404 if the replica has none. */
-    READ(HttpMethod.GET, InternalProtocol.RECORD_PATH, Timeout.RESPONSE, "read", "id"),
-    /** {@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older). */
+    /**
+     * {@code GET /internal/record?id=ID[&from=F]}: 200 with the record bytes, 404 if the replica has none; 503
+     * {@code stale-epoch} if the call's epoch is stale for the key read with {@code F} replicas (without it, every
+     * member counts).
+     */
+    READ(HttpMethod.GET, InternalProtocol.RECORD_PATH, Timeout.RESPONSE, "read", "id", "from"),
+    /**
+     * {@code PUT /internal/record?id=ID}, body = record bytes: 201 once applied (or found older); 503
+     * {@code stale-epoch}, nothing applied, if the call's epoch is stale for the key (placed with the record's from).
+     */
     WRITE(HttpMethod.PUT, InternalProtocol.RECORD_PATH, Timeout.RESPONSE, "write", "id"),
     /**
      * {@code POST /internal/records}, body = {@link RangeFrameCodec} frames and end marker, at most
      * {@link InternalProtocol#BATCH_MAX_BYTES}: a batch of writes; 201 once every record is applied (or found
-     * older), 503 if none could be queued for storage, 400 if malformed.
+     * older), 503 if none could be queued for storage or (reason {@code stale-epoch}, nothing applied) if the call's
+     * epoch is stale for one of the keys, 400 if malformed.
      */
     WRITE_BATCH(HttpMethod.POST, InternalProtocol.RECORDS_PATH, Timeout.RESPONSE, "write-batch"),
     /**
-     * {@code POST /internal/records/read}, body = at most {@link InternalProtocol#READ_BATCH_MAX_KEYS} keys as
-     * {@link ReadBatchCodec} frames: 200 with each key's answer in order (record, none, or "read it alone" once the
-     * records answered pass {@link InternalProtocol#BATCH_MAX_BYTES}), 503 while the node rebuilds or its storage
-     * queue is full, 400 if malformed.
+     * {@code POST /internal/records/read[?from=F]}, body = at most {@link InternalProtocol#READ_BATCH_MAX_KEYS} keys
+     * as {@link ReadBatchCodec} frames: 200 with each key's answer in order (record, none, or "read it alone" once
+     * the records answered pass {@link InternalProtocol#BATCH_MAX_BYTES}), 503 while the node rebuilds or its
+     * storage queue is full or (reason {@code stale-epoch}) if the call's epoch is stale for one of the keys read
+     * with {@code F} replicas (the largest of the batch; without it, every member counts), 400 if malformed.
      */
-    READ_BATCH(HttpMethod.POST, InternalProtocol.READS_PATH, Timeout.RESPONSE, "read-batch"),
+    READ_BATCH(HttpMethod.POST, InternalProtocol.READS_PATH, Timeout.RESPONSE, "read-batch", "from"),
     /**
      * {@code GET /internal/range?start=S[&end=E]}: 200 with the replica's local range, tombstones included, as
-     * {@link RangeFrameCodec} frames.
+     * {@link RangeFrameCodec} frames; 503 {@code stale-epoch} if a member joined since the call's epoch (or that view
+     * is unknown to the replica).
      */
     RANGE(HttpMethod.GET, InternalProtocol.RANGE_PATH, Timeout.STREAM, "range", "start", "end"),
     /**

@@ -2,6 +2,8 @@ package dev.dht.replication;
 
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Placement;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.Record;
 import io.micrometer.core.instrument.Counter;
@@ -16,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
 /**
@@ -39,6 +42,8 @@ import reactor.core.publisher.Mono;
 public final class Coordinator {
     /** Timers of at most 1 ms one {@link #commitWait} sets, at most. */
     private static final int COMMIT_WAIT_TIMERS = 10;
+    /** How often a request refused as stale looks whether this node took the newer view. */
+    private static final Duration CATCH_UP_POLL = Duration.ofMillis(5);
     /** Speculative retries allowed per read ({@link RetryBudget}). */
     static final double SPECULATIVE_RETRY_RATIO = 0.1;
     private final Membership membership;
@@ -105,16 +110,21 @@ public final class Coordinator {
      * with (the cluster shrank after the caller checked it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        return Mono.defer(() -> {
-            Membership.Ticket ticket = membership.enter();
-            try {
-                rf.within(ticket.placement().size()); // the view may have shrunk since the handler's check
-                return get(id, rf, ticket.placement()).doFinally(signal -> ticket.exit());
-            } catch (RuntimeException e) {
-                ticket.exit();
-                throw e;
-            }
-        });
+        Mono<Optional<Record>> read = Mono.defer(() -> placedGet(id, rf));
+        return counted("GET", read.onErrorResume(error -> staleEpochOf(error) > 0,
+                error -> caughtUp(staleEpochOf(error), error).then(Mono.defer(() -> placedGet(id, rf)))));
+    }
+
+    /** One attempt of {@link #get}: placed under the current view, counted under its epoch until it ends. */
+    private Mono<Optional<Record>> placedGet(String id, ReplicationFactor rf) {
+        Membership.Ticket ticket = membership.enter();
+        try {
+            rf.within(ticket.placement().size()); // the view may have shrunk since the handler's check
+            return get(id, rf, ticket.placement()).doFinally(signal -> ticket.exit());
+        } catch (RuntimeException e) {
+            ticket.exit();
+            throw e;
+        }
     }
 
     private Mono<Optional<Record>> get(String id, ReplicationFactor rf, Placement placement) {
@@ -125,9 +135,11 @@ public final class Coordinator {
         if (plan.speculativeRetryDelay() != null) {
             retryBudget.deposit();
         }
+        int from = rf.from();
+        long epoch = placement.view().epoch();
         Mono<List<ReplicaRead>> quorum = QuorumCollector.firstAcks(plan,
-                replica -> replica.read(id).map(record -> new ReplicaRead(replica, record)));
-        return counted("GET", quorum.flatMap(answers -> {
+                replica -> replica.read(id, from, epoch).map(record -> new ReplicaRead(replica, record)));
+        return quorum.flatMap(answers -> {
             Optional<Record> newest = answers.stream()
                     .flatMap(answer -> answer.record().stream())
                     .reduce(Record::newest);
@@ -138,7 +150,40 @@ public final class Coordinator {
             // an expired value is repaired like any record (it hides older values as a tombstone would), then absent
             return repairStale(id, newest.get(), answers, placement)
                     .thenReturn(newest.filter(record -> !record.isExpiredAt(clock.wallMillis())));
-        }));
+        });
+    }
+
+    /**
+     * The epoch of the newest view a replica named when it refused a call of {@code error} as placed under a stale
+     * view ({@link OverloadReason#STALE_EPOCH}); 0 if none did.
+     */
+    static long staleEpochOf(Throwable error) {
+        if (error instanceof OverloadedException refusal) {
+            return refusal.reason() == OverloadReason.STALE_EPOCH ? Math.max(1, refusal.heldEpoch()) : 0;
+        }
+        long newest = 0;
+        if (error instanceof QuorumNotReachedException quorum) {
+            for (QuorumNotReachedException.ReplicaOutcome outcome : quorum.outcomes()) {
+                if (outcome.failure() != null) {
+                    newest = Math.max(newest, staleEpochOf(outcome.failure()));
+                }
+            }
+        }
+        return newest;
+    }
+
+    /**
+     * Completes once this node holds the view of {@code epoch} or a newer one (the peer client fetches it from the
+     * replica that named it, {@link dev.dht.peer.EpochTracker#newerEpochSeen}); fails with {@code error} if that
+     * takes longer than {@code dht.replica-timeout}. Polls every {@link #CATCH_UP_POLL} on Reactor's parallel
+     * scheduler: only a request refused as stale waits here.
+     */
+    private Mono<Void> caughtUp(long epoch, Throwable error) {
+        return Flux.interval(Duration.ZERO, CATCH_UP_POLL)
+                .filter(tick -> membership.epoch() >= epoch)
+                .next()
+                .then()
+                .timeout(timeout, Mono.error(error));
     }
 
     /**
@@ -178,19 +223,22 @@ public final class Coordinator {
         if (toRepair == null) {
             return Mono.empty();
         }
-        Mono<Void> blocking = repair(id, newest, toRepair);
+        long epoch = placement.view().epoch();
+        Mono<Void> blocking = repair(id, newest, toRepair, epoch);
         List<Replica> unanswered = placement.changing() ? unanswered(id, newest, answers, placement) : List.of();
         if (unanswered.isEmpty()) {
             return blocking;
         }
         // the set this phase does not read gets the record too (a joiner must not miss what a read repaired); its
         // failures do not fail the read, but the read waits for it, so no repair lands after the request's epoch
-        return Mono.whenDelayError(blocking, repair(id, newest, unanswered).onErrorResume(error -> Mono.empty()));
+        return Mono.whenDelayError(blocking, repair(id, newest, unanswered, epoch)
+                .onErrorResume(error -> Mono.empty()));
     }
 
     /** Sends {@code newest} to each of {@code targets}; completes once all applied it, fails if one did not. */
-    private Mono<Void> repair(String id, Record newest, List<Replica> targets) {
-        return QuorumCollector.awaitAcks(ReplicaPlan.forReadRepair(targets, timeout), replica -> replica.write(id, newest)
+    private Mono<Void> repair(String id, Record newest, List<Replica> targets, long epoch) {
+        return QuorumCollector.awaitAcks(ReplicaPlan.forReadRepair(targets, timeout), replica -> replica.write(id, newest,
+                        epoch)
                 .doOnSuccess(applied -> repairsSent.increment())
                 .doOnError(error -> repairsFailed.increment()));
     }
@@ -238,50 +286,105 @@ public final class Coordinator {
     public Mono<Void> write(WriteRequest request, Runnable settled) {
         return Mono.defer(() -> {
             Membership.Ticket ticket = membership.enter();
-            // the request counts under its epoch until every replica call ended, not only until the answer: a
-            // membership step waits for it, and no write placed under the old view lands after the next one
-            Runnable done = settled == null ? ticket::exit : () -> {
-                ticket.exit();
-                settled.run();
-            };
             try {
                 request.rf().within(ticket.placement().size()); // the view may have shrunk since the handler's check
-                return write(request, done, ticket.placement());
             } catch (RuntimeException e) {
                 ticket.exit();
                 throw e;
             }
+            Record record = stamped(request);
+            long timestamp = record.timestamp();
+            // no wait when no other node coordinates (one member), or when the clock runs ahead of the wall clock (it
+            // observed a later timestamp): waiting would order nothing
+            boolean commitWait = ticket.placement().members().size() > 1
+                    && HybridLogicalClock.millisOf(timestamp) <= clock.wallMillis();
+            Settling settling = new Settling(settled);
+            Mono<Void> first = placedWrite(request, record, ticket, settling);
+            // a replica that refused the call as placed under a stale view: the same record (an idempotent
+            // last-write-wins write) placed again, once, under the view this node then holds
+            Mono<Void> write = first.onErrorResume(error -> staleEpochOf(error) > 0,
+                    error -> caughtUp(staleEpochOf(error), error).then(Mono.defer(() -> {
+                        Membership.Ticket again = membership.enter();
+                        try {
+                            request.rf().within(again.placement().size());
+                        } catch (RuntimeException e) {
+                            again.exit();
+                            throw e;
+                        }
+                        return placedWrite(request, record, again, settling);
+                    })));
+            return counted(request.operation(), write)
+                    .doOnTerminate(settling::release)
+                    .doOnCancel(settling::release)
+                    .then(commitWait ? Mono.defer(() -> commitWait(timestamp, COMMIT_WAIT_TIMERS)) : Mono.empty());
         });
     }
 
-    private Mono<Void> write(WriteRequest request, Runnable settled, Placement placement) {
-        ReplicationFactor rf = request.rf();
+    /**
+     * The client's value (or tombstone) stamped with this node's clock and with {@code rf.from()}; with a TTL, its
+     * absolute expiry.
+     */
+    private Record stamped(WriteRequest request) {
         long timestamp = clock.now();
-        // no wait when no other node coordinates (one member), or when the clock runs ahead of the wall clock (it
-        // observed a later timestamp): waiting would order nothing
-        boolean commitWait = placement.members().size() > 1
-                && HybridLogicalClock.millisOf(timestamp) <= clock.wallMillis();
-        Record record;
+        int from = request.rf().from();
         if (request.isDelete()) {
-            record = Record.tombstone(timestamp, rf.from());
-        } else {
-            long expiresAt = request.ttl() == null ? 0 : clock.wallMillis() + request.ttl().toMillis();
-            record = Record.value(timestamp, request.value(), rf.from(), expiresAt);
+            return Record.tombstone(timestamp, from);
         }
-        String operation = request.operation();
-        String id = request.id();
-        ReplicaPlan plan = writePlan(operation, id.getBytes(StandardCharsets.UTF_8), rf, placement);
+        long expiresAt = request.ttl() == null ? 0 : clock.wallMillis() + request.ttl().toMillis();
+        return Record.value(timestamp, request.value(), from, expiresAt);
+    }
+
+    /**
+     * One attempt of a write: {@code record} sent to its replicas under {@code ticket}'s placement, which this
+     * attempt exits once every replica call of it ended; {@code settling} counts those calls too.
+     */
+    private Mono<Void> placedWrite(WriteRequest request, Record record, Membership.Ticket ticket, Settling settling) {
+        Placement placement = ticket.placement();
+        ReplicaPlan plan;
+        try {
+            plan = writePlan(request.operation(), request.id().getBytes(StandardCharsets.UTF_8), request.rf(),
+                    placement);
+        } catch (RuntimeException e) {
+            ticket.exit();
+            throw e;
+        }
         AtomicInteger running = new AtomicInteger(plan.contacts().size());
+        settling.add(plan.contacts().size());
         Runnable oneDone = () -> {
             if (running.decrementAndGet() == 0) {
+                ticket.exit();
+            }
+            settling.release();
+        };
+        String id = request.id();
+        long epoch = placement.view().epoch();
+        // every contact of a write is asked, and its call always ends (QuorumCollector never cancels it)
+        return QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record, epoch)
+                .doOnSuccess(applied -> oneDone.run())
+                .doOnError(failed -> oneDone.run()));
+    }
+
+    /**
+     * What holds a write's record: the replica calls of its attempts, and until the write's outcome is decided (no
+     * further attempt follows) the write itself; runs the caller's {@code settled} once, when none is left. Thread-safe.
+     */
+    private static final class Settling {
+        private final AtomicInteger holding = new AtomicInteger(1);
+        private final Runnable settled;
+
+        Settling(Runnable settled) {
+            this.settled = settled;
+        }
+
+        void add(int calls) {
+            holding.addAndGet(calls);
+        }
+
+        void release() {
+            if (holding.decrementAndGet() == 0 && settled != null) {
                 settled.run();
             }
-        };
-        // every contact of a write is asked, and its call always ends (QuorumCollector never cancels it)
-        return counted(operation, QuorumCollector.awaitAcks(plan, replica -> replica.write(id, record)
-                .doOnSuccess(applied -> oneDone.run())
-                .doOnError(failed -> oneDone.run())))
-                .then(commitWait ? Mono.defer(() -> commitWait(timestamp, COMMIT_WAIT_TIMERS)) : Mono.empty());
+        }
     }
 
     /**

@@ -33,8 +33,8 @@ public final class RemoteReplica implements Replica {
     private final Node node;
     private final PeerClient client;
     private final PeerHealth health;
-    private final ReplicaCallCoalescer<KeyedRecord, Boolean> writes;
-    private final ReplicaCallCoalescer<byte[], Mono<Optional<Record>>> reads;
+    private final ReplicaCallCoalescer<WriteCall, Boolean> writes;
+    private final ReplicaCallCoalescer<ReadCall, Mono<Optional<Record>>> reads;
     private final DistributionSummary writeBatchSizes;
     private final DistributionSummary readBatchSizes;
     /** Point calls (reads, writes) awaiting the peer's answer, for {@link #readRank}. */
@@ -53,10 +53,10 @@ public final class RemoteReplica implements Replica {
         this.node = node;
         this.client = client;
         this.health = health;
-        this.writes = new ReplicaCallCoalescer<>(node.name(), writesInFlight, RangeFrameCodec::frameBytes,
-                this::sendWrites);
-        this.reads = new ReplicaCallCoalescer<>(node.name(), readsInFlight, ReadBatchCodec::frameBytes,
-                this::sendReads);
+        this.writes = new ReplicaCallCoalescer<>(node.name(), writesInFlight,
+                call -> RangeFrameCodec.frameBytes(call.entry()), this::sendWrites);
+        this.reads = new ReplicaCallCoalescer<>(node.name(), readsInFlight,
+                call -> ReadBatchCodec.frameBytes(call.key()), this::sendReads);
         this.writeBatchSizes = metrics.batchSize(node, "write");
         this.readBatchSizes = metrics.batchSize(node, "read");
         this.outstanding = new OutstandingCalls(stallThreshold);
@@ -70,7 +70,18 @@ public final class RemoteReplica implements Replica {
      */
     @Override
     public Mono<Optional<Record>> read(String id) {
-        return reads.call(id.getBytes(StandardCharsets.UTF_8)).flatMap(Function.identity());
+        return read(id, 0, 0);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A batch carries the oldest epoch and the largest {@code from} of its calls, so the peer's fence judges each
+     * key at least as strictly as alone.
+     */
+    @Override
+    public Mono<Optional<Record>> read(String id, int from, long epoch) {
+        return reads.call(new ReadCall(id.getBytes(StandardCharsets.UTF_8), from, epoch)).flatMap(Function.identity());
     }
 
     /**
@@ -78,24 +89,30 @@ public final class RemoteReplica implements Replica {
      * {@code dht.replica.read.batch.records}). Each key's result is a Mono: its answer, or for a key the peer left
      * unread (its record would have made the answer too large) a read of that key alone.
      */
-    private Mono<List<Mono<Optional<Record>>>> sendReads(List<byte[]> keys) {
-        if (keys.size() == 1) {
-            return readAlone(keys.get(0)).map(record -> List.of(Mono.just(record)));
+    private Mono<List<Mono<Optional<Record>>>> sendReads(List<ReadCall> calls) {
+        if (calls.size() == 1) {
+            return readAlone(calls.get(0)).map(record -> List.of(Mono.just(record)));
         }
-        readBatchSizes.record(keys.size());
-        return tracked(client.readBatch(node, keys))
+        readBatchSizes.record(calls.size());
+        List<byte[]> keys = new ArrayList<>(calls.size());
+        int from = 0;
+        for (ReadCall call : calls) {
+            keys.add(call.key());
+            from = call.from() == 0 || from == Integer.MAX_VALUE ? Integer.MAX_VALUE : Math.max(from, call.from());
+        }
+        return tracked(client.readBatch(node, keys, from == Integer.MAX_VALUE ? 0 : from, oldestEpoch(calls)))
                 .map(answers -> {
                     List<Mono<Optional<Record>>> results = new ArrayList<>(answers.size());
                     for (int i = 0; i < answers.size(); i++) {
                         Optional<Record> answer = answers.get(i);
-                        results.add(answer != null ? Mono.just(answer) : readAlone(keys.get(i)));
+                        results.add(answer != null ? Mono.just(answer) : readAlone(calls.get(i)));
                     }
                     return results;
                 });
     }
 
-    private Mono<Optional<Record>> readAlone(byte[] key) {
-        return tracked(client.read(node, new String(key, StandardCharsets.UTF_8)));
+    private Mono<Optional<Record>> readAlone(ReadCall call) {
+        return tracked(client.read(node, new String(call.key(), StandardCharsets.UTF_8), call.from(), call.epoch()));
     }
 
     /**
@@ -106,22 +123,60 @@ public final class RemoteReplica implements Replica {
      */
     @Override
     public Mono<Boolean> write(String id, Record record) {
-        return writes.call(new KeyedRecord(id.getBytes(StandardCharsets.UTF_8), record));
+        return write(id, record, 0);
+    }
+
+    /**
+     * {@inheritDoc}
+     *
+     * <p>A batch carries the oldest epoch of its calls; the peer refuses it whole if one of its keys is stale.
+     */
+    @Override
+    public Mono<Boolean> write(String id, Record record, long epoch) {
+        return writes.call(new WriteCall(new KeyedRecord(id.getBytes(StandardCharsets.UTF_8), record), epoch));
     }
 
     /**
      * One write request of the coalescer: a write alone for one record, a write batch for more (counted in
      * {@code dht.replica.write.batch.records}).
      */
-    private Mono<List<Boolean>> sendWrites(List<KeyedRecord> records) {
+    private Mono<List<Boolean>> sendWrites(List<WriteCall> calls) {
         Mono<Void> sent;
-        if (records.size() == 1) {
-            sent = client.write(node, records.get(0));
+        if (calls.size() == 1) {
+            sent = client.write(node, calls.get(0).entry(), calls.get(0).epoch());
         } else {
-            writeBatchSizes.record(records.size());
-            sent = client.writeBatch(node, records);
+            writeBatchSizes.record(calls.size());
+            List<KeyedRecord> records = new ArrayList<>(calls.size());
+            for (WriteCall call : calls) {
+                records.add(call.entry());
+            }
+            sent = client.writeBatch(node, records, oldestEpoch(calls));
         }
-        return tracked(sent).then(Mono.fromSupplier(() -> Collections.nCopies(records.size(), Boolean.TRUE)));
+        return tracked(sent).then(Mono.fromSupplier(() -> Collections.nCopies(calls.size(), Boolean.TRUE)));
+    }
+
+    /** The oldest epoch the calls were placed under; 0 (this node's current one) if none names one. */
+    private static long oldestEpoch(List<? extends Placed> calls) {
+        long oldest = 0;
+        for (Placed call : calls) {
+            if (call.epoch() > 0 && (oldest == 0 || call.epoch() < oldest)) {
+                oldest = call.epoch();
+            }
+        }
+        return oldest;
+    }
+
+    /** A call placed under the view of an epoch (0: none named). */
+    private interface Placed {
+        long epoch();
+    }
+
+    /** A write waiting in, or carried by, a request. */
+    private record WriteCall(KeyedRecord entry, long epoch) implements Placed {
+    }
+
+    /** A read waiting in, or carried by, a request: its key, the replica count it was placed with (0: unknown). */
+    private record ReadCall(byte[] key, int from, long epoch) implements Placed {
     }
 
     /**

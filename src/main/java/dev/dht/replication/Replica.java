@@ -22,6 +22,25 @@ public interface Replica {
     Mono<Boolean> write(String id, Record record);
 
     /**
+     * {@link #read(String)} of a key placed with {@code from} replicas under the view of {@code epoch}: a peer sends
+     * both, and refuses the call ({@link dev.dht.failure.OverloadedException} of
+     * {@link dev.dht.failure.OverloadReason#STALE_EPOCH}) if a step it took since that view moved the key's replicas
+     * ({@link dev.dht.cluster.EpochFence}). This node's own store is never behind its own view: the default ignores
+     * both.
+     */
+    default Mono<Optional<Record>> read(String id, int from, long epoch) {
+        return read(id);
+    }
+
+    /**
+     * {@link #write(String, Record)} placed under the view of {@code epoch} (its {@code from} is the record's):
+     * refused by a peer, nothing applied, as {@link #read(String, int, long)}.
+     */
+    default Mono<Boolean> write(String id, Record record, long epoch) {
+        return write(id, record);
+    }
+
+    /**
      * The replica's local records in {@code [start, end)} (UTF-8 byte order), tombstones included, with
      * backpressure. Fails with {@link RangeUnavailableException} if the replica cannot serve it all.
      *

@@ -35,7 +35,8 @@ import reactor.netty.channel.AbortedException;
  *   <li>{@link OverloadedException}, a {@link QuorumNotReachedException} whose failed replicas all refused
  *       ({@link QuorumNotReachedException#refusedOnly()}) and a {@link RejectedExecutionException}: 503 with
  *       {@code Retry-After: 1}, body "storage full: ..." for {@link OverloadReason#DISK_FULL}, "overloaded: ...,
- *       retry later" for {@link OverloadReason#BODY_MEMORY} (as admission control words its own 503s), else
+ *       retry later" for {@link OverloadReason#BODY_MEMORY} (as admission control words its own 503s), "cluster membership
+ *       changed during the request, retry" for {@link OverloadReason#STALE_EPOCH}, else
  *       "overloaded, retry later"; on {@code /internal/*} also the reason in
  *       {@link InternalProtocol#OVERLOAD_REASON_HEADER}</li>
  *   <li>a {@link QuorumNotReachedException} in which this node's own store failed with an error
@@ -118,13 +119,14 @@ public final class ErrorResponseHandler implements WebExceptionHandler {
 
     /**
      * A full disk says so (its message names the reserve), a body short of memory says why as admission control's
-     * 503s do, a node that is no member says whether it is joining or has left; any other refusal is "overloaded,
-     * retry later".
+     * 503s do, a node that is no member says whether it is joining or has left, a request refused as placed under
+     * an older view after its retry says the membership changed; any other refusal is "overloaded, retry later".
      */
     private static String refusalMessage(OverloadedException refusal) {
         return switch (refusal.reason()) {
             case DISK_FULL, NOT_A_MEMBER -> refusal.getMessage();
             case BODY_MEMORY -> "overloaded: " + refusal.getMessage() + ", retry later";
+            case STALE_EPOCH -> "cluster membership changed during the request, retry";
             default -> OVERLOADED;
         };
     }

@@ -127,6 +127,30 @@ class PeerClientTest {
     }
 
     @Test
+    void aStaleEpochRefusalCarriesThePeersEpochAndTheCallItsPlacement() throws Exception {
+        LinkedBlockingQueue<String> epochs = new LinkedBlockingQueue<>();
+        answer = (request, response) -> {
+            epochs.add(request.requestHeaders().get(InternalProtocol.EPOCH_HEADER));
+            return response.status(503).header(InternalProtocol.EPOCH_HEADER, "6")
+                    .header(InternalProtocol.OVERLOAD_REASON_HEADER, OverloadReason.STALE_EPOCH.token()).send();
+        };
+        PeerClient client = client();
+
+        for (Mono<?> call : List.of(client.read(peer, "k", 2, 4), client.write(peer, entry("k"), 4),
+                client.readBatch(peer, List.of(key("a"), key("b")), 2, 4))) {
+            assertThatThrownBy(() -> call.block(Duration.ofSeconds(10)))
+                    .isInstanceOfSatisfying(OverloadedException.class, refusal -> {
+                        assertThat(refusal.reason()).isEqualTo(OverloadReason.STALE_EPOCH);
+                        assertThat(refusal.heldEpoch()).as("the peer's epoch").isEqualTo(6);
+                    });
+            assertThat(epochs.take()).as("the epoch the call was placed under").isEqualTo("4");
+        }
+        assertThat(List.of(requests.take(), requests.take(), requests.take())).containsExactly(
+                "GET /internal/record?id=k&from=2 secret", "PUT /internal/record?id=k secret",
+                "POST /internal/records/read?from=2 secret");
+    }
+
+    @Test
     void aRefusalWithoutAReasonIsAnOverloadedPeer() {
         answer = (request, response) -> response.status(503).send();
 

@@ -22,7 +22,9 @@ import reactor.core.publisher.Mono;
  * decommissioned a moment ago, or removed while it was down), or one at this node's epoch that is no member and sends
  * a record read, write or range (a request it admitted just before it took the view that left it out), gets 503 with
  * {@link InternalProtocol#OVERLOAD_REASON_HEADER} {@code not-a-member} instead of being served, so the request it coordinates fails as that node's own refusal (503 to
- * its client, as once it has taken the view), not as a replica failure (504). A failed fetch fails the request (the sender retries, or
+ * its client, as once it has taken the view), not as a replica failure (504). A sender ahead of this node is judged
+ * so once this node took its view. Whether a member's record call is stale for its key is
+ * {@link dev.dht.cluster.EpochFence}'s to say, in {@link InternalRecordHandler}. A failed fetch fails the request (the sender retries, or
  * treats it as a failed replica call). Never blocks: the fetch is asynchronous.
  */
 public final class ClusterEpochFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {
@@ -64,12 +66,25 @@ public final class ClusterEpochFilter implements HandlerFilterFunction<ServerRes
             // behind: a node removed while it was down, back with its old view, learns of its removal from this
             // answer; level: it took the view in which it is no member while it coordinated a request planned under
             // the older one (its client check passed before), which must not count a replica here
-            return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
-                    .header(InternalProtocol.EPOCH_HEADER, Long.toString(ours))
-                    .header(InternalProtocol.OVERLOAD_REASON_HEADER, OverloadReason.NOT_A_MEMBER.token())
-                    .bodyValue(from + " is no member of the cluster at epoch " + ours + "\n");
+            return notAMember(from, ours);
         }
-        return theirs > ours ? catchUp.apply(from, theirs).then(serve) : serve;
+        if (theirs <= ours) {
+            return serve;
+        }
+        // ahead: this node takes the sender's view first; record traffic from a node that is no member of it is
+        // refused then as it would be at once
+        boolean record = isRecordRequest(request);
+        return catchUp.apply(from, theirs).then(Mono.defer(() -> {
+            long now = epoch.getAsLong();
+            return record && now > 0 && !isMember.test(from) ? notAMember(from, now) : serve;
+        }));
+    }
+
+    private static Mono<ServerResponse> notAMember(URI from, long ours) {
+        return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
+                .header(InternalProtocol.EPOCH_HEADER, Long.toString(ours))
+                .header(InternalProtocol.OVERLOAD_REASON_HEADER, OverloadReason.NOT_A_MEMBER.token())
+                .bodyValue(from + " is no member of the cluster at epoch " + ours + "\n");
     }
 
     /**

@@ -1,6 +1,8 @@
 package dev.dht.peer.server;
 
 import dev.dht.api.RequestParameters;
+import dev.dht.cluster.EpochFence;
+import dev.dht.failure.OverloadReason;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.RangeFrameCodec;
@@ -13,6 +15,7 @@ import dev.dht.web.RequestBodyReader;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.BodyInserters;
@@ -25,40 +28,63 @@ import reactor.core.publisher.Mono;
  * {@code /internal/range} (see {@link dev.dht.peer.InternalProtocol}): reads and
  * last-write-wins writes of this node's store, records carried with their timestamps and tombstone flags.
  * Guarded by {@link ClusterSecretFilter}. Storage work runs on the storage scheduler.
+ *
+ * <p>Reads and writes are fenced by epoch ({@link EpochFence}): a call placed under an older view than this node's
+ * ({@link InternalProtocol#EPOCH_HEADER}) whose key's replica sets a later step moved is answered 503 with
+ * {@link InternalProtocol#OVERLOAD_REASON_HEADER} {@code stale-epoch} and this node's epoch, before anything is
+ * read or applied (a batch is refused whole if one of its keys is); a range only if a member that may hold a write
+ * alone is missing from its view ({@link EpochFence#admitsRange}).
  */
 public final class InternalRecordHandler {
     private final LocalStore store;
     private final RebuildGate rebuild;
+    private final EpochFence fence;
     private final RequestBodyReader bodyReader;
     private final RequestBodyReader batchReader = new RequestBodyReader(InternalProtocol.BATCH_MAX_BYTES);
 
     /**
      * @param rebuild    reads answer 503 while it is closed (this node is rebuilding its store)
+     * @param fence      refuses calls placed under a view whose replica sets for their key this node left behind
      * @param bodyReader reader limited to {@code dht.max-value-size} plus the record header
      */
-    public InternalRecordHandler(LocalStore store, RebuildGate rebuild, RequestBodyReader bodyReader) {
+    public InternalRecordHandler(LocalStore store, RebuildGate rebuild, EpochFence fence, RequestBodyReader bodyReader) {
         this.store = store;
         this.rebuild = rebuild;
+        this.fence = fence;
         this.bodyReader = bodyReader;
     }
 
-    /** 200 with the record bytes, 404 if this replica has no record for the id, 503 while it rebuilds. */
+    /**
+     * {@code GET /internal/record?id=ID[&from=F]}: 200 with the record bytes, 404 if this replica has no record for
+     * the id, 503 while it rebuilds or if the call is stale for the key (read with {@code F} replicas; without it,
+     * every member counts).
+     */
     public Mono<ServerResponse> read(ServerRequest request) {
         rebuild.checkReadable();
         byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
+        long epoch = epochOf(request);
+        if (!fence.admits(epoch, key, fromOf(request))) {
+            return stale(epoch);
+        }
         return store.read(key).flatMap(record -> record.isPresent()
                 ? ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(record.get().encode())
                 : ServerResponse.notFound().build());
     }
 
-    /** 201 once the record is applied (or found older than the stored one); 400 for a malformed record. */
+    /**
+     * 201 once the record is applied (or found older than the stored one); 400 for a malformed record; 503 if the
+     * call is stale for the key (placed with the record's {@code from}).
+     */
     public Mono<ServerResponse> write(ServerRequest request) {
         byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
+        long epoch = epochOf(request);
         return bodyReader.read(request)
                 .map(InternalRecordHandler::decode)
-                .flatMap(record -> store.write(key, record))
+                .flatMap(record -> fence.admits(epoch, key, record.from())
+                        ? store.write(key, record) : Mono.error(staleEpoch(epoch)))
                 // flatMap, not then(): then() hands the Boolean to the discard hook, a walk up the whole context
-                .flatMap(applied -> ServerResponse.status(HttpStatus.CREATED).build());
+                .flatMap(applied -> ServerResponse.status(HttpStatus.CREATED).build())
+                .onErrorResume(StaleCall.class, stale -> stale(epoch));
     }
 
     /**
@@ -67,10 +93,19 @@ public final class InternalRecordHandler {
      * storage queue is full.
      */
     public Mono<ServerResponse> writeBatch(ServerRequest request) {
+        long epoch = epochOf(request);
         return batchReader.read(request)
                 .map(InternalRecordHandler::decodeBatch)
-                .flatMap(store::writeAll)
-                .then(ServerResponse.status(HttpStatus.CREATED).build());
+                .flatMap(records -> {
+                    for (KeyedRecord record : records) {
+                        if (!fence.admits(epoch, record.key(), record.record().from())) {
+                            return Mono.error(staleEpoch(epoch));
+                        }
+                    }
+                    return store.writeAll(records);
+                })
+                .then(ServerResponse.status(HttpStatus.CREATED).build())
+                .onErrorResume(StaleCall.class, stale -> stale(epoch));
     }
 
     /**
@@ -82,11 +117,21 @@ public final class InternalRecordHandler {
      */
     public Mono<ServerResponse> readBatch(ServerRequest request) {
         rebuild.checkReadable();
+        long epoch = epochOf(request);
+        int from = fromOf(request);
         return batchReader.read(request)
                 .map(InternalRecordHandler::decodeKeys)
-                .flatMap(keys -> store.readAll(keys, InternalProtocol.BATCH_MAX_BYTES)
-                        .map(read -> ReadBatchCodec.encodeAnswers(read, keys.size())))
-                .flatMap(body -> ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(body));
+                .flatMap(keys -> {
+                    for (byte[] key : keys) {
+                        if (!fence.admits(epoch, key, from)) {
+                            return Mono.error(staleEpoch(epoch));
+                        }
+                    }
+                    return store.readAll(keys, InternalProtocol.BATCH_MAX_BYTES)
+                            .map(read -> ReadBatchCodec.encodeAnswers(read, keys.size()));
+                })
+                .flatMap(body -> ServerResponse.ok().contentType(MediaType.APPLICATION_OCTET_STREAM).bodyValue(body))
+                .onErrorResume(StaleCall.class, stale -> stale(epoch));
     }
 
     /**
@@ -94,12 +139,60 @@ public final class InternalRecordHandler {
      * as {@link RangeFrameCodec} frames, streamed with backpressure from a LevelDB snapshot.
      */
     public Mono<ServerResponse> range(ServerRequest request) {
+        long epoch = epochOf(request);
+        if (!fence.admitsRange(epoch)) {
+            return stale(epoch);
+        }
         byte[] start = RequestParameters.required(request, "start").getBytes(StandardCharsets.UTF_8);
         byte[] end = RequestParameters.optional(request, "end").map(e -> e.getBytes(StandardCharsets.UTF_8)).orElse(null);
         return ServerResponse.ok()
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .body(BodyInserters.fromDataBuffers(
                         RangeFrameCodec.encode(store.range(start, end), DefaultDataBufferFactory.sharedInstance)));
+    }
+
+    /** The epoch the call was placed under ({@link InternalProtocol#EPOCH_HEADER}); 0 if it names none. */
+    private static long epochOf(ServerRequest request) {
+        String header = request.headers().firstHeader(InternalProtocol.EPOCH_HEADER);
+        try {
+            return header == null ? 0 : Long.parseLong(header);
+        } catch (NumberFormatException e) {
+            return 0;
+        }
+    }
+
+    /** The {@code from} a read was placed with; 0 if the caller names none. */
+    private static int fromOf(ServerRequest request) {
+        try {
+            return RequestParameters.optional(request, "from").map(Integer::parseInt).orElse(0);
+        } catch (NumberFormatException e) {
+            throw new BadRequestException("from must be a number");
+        }
+    }
+
+    private StaleCall staleEpoch(long epoch) {
+        return new StaleCall(epoch);
+    }
+
+    /**
+     * The fence's refusal: 503, {@code stale-epoch}, this node's epoch in {@link InternalProtocol#EPOCH_HEADER}
+     * (the caller fetches that view and places the call again), {@code Retry-After: 1}.
+     */
+    private Mono<ServerResponse> stale(long epoch) {
+        long ours = fence.epoch();
+        return ServerResponse.status(HttpStatus.SERVICE_UNAVAILABLE).contentType(MediaType.TEXT_PLAIN)
+                .header(InternalProtocol.EPOCH_HEADER, Long.toString(ours))
+                .header(InternalProtocol.OVERLOAD_REASON_HEADER, OverloadReason.STALE_EPOCH.token())
+                .header(HttpHeaders.RETRY_AFTER, "1")
+                .bodyValue("placed under epoch " + epoch + ", but this replica holds epoch " + ours
+                        + ", whose replica sets for the key differ\n");
+    }
+
+    /** A batch or write found stale after its body was read: turned into {@link #stale} at the handler's end. */
+    private static final class StaleCall extends RuntimeException {
+        StaleCall(long epoch) {
+            super("stale epoch " + epoch, null, false, false);
+        }
     }
 
     private static List<KeyedRecord> decodeBatch(byte[] body) {

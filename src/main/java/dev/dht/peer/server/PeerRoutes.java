@@ -1,5 +1,6 @@
 package dev.dht.peer.server;
 
+import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerEndpoint;
@@ -27,16 +28,18 @@ public final class PeerRoutes {
      * @param clusterSecret {@code dht.cluster-secret}: requests without it get 403 ({@link ClusterSecretFilter})
      * @param cluster       the membership endpoints
      * @param epochs        brings this node's view up to a sender's newer epoch before a request is served
+     * @param fence         refuses record calls placed under a view whose replica sets this node left behind
      * @param backup        this node's part of cluster backups
      * @param node          this node's figures for the operator's status
      */
     public static RouterFunction<ServerResponse> routes(LocalStore store, RebuildGate rebuild, RepairScan repairScan,
                                                         Membership membership, InternalClusterHandler cluster,
-                                                        ClusterEpochFilter epochs, InternalBackupHandler backup,
-                                                        InternalNodeHandler node,
+                                                        ClusterEpochFilter epochs, EpochFence fence,
+                                                        InternalBackupHandler backup, InternalNodeHandler node,
                                                         int maxValueBytes, String clusterSecret) {
         int maxRecord = maxValueBytes + Record.MAX_HEADER_BYTES;
-        InternalRecordHandler records = new InternalRecordHandler(store, rebuild, new RequestBodyReader(maxRecord));
+        InternalRecordHandler records = new InternalRecordHandler(store, rebuild, fence,
+                new RequestBodyReader(maxRecord));
         InternalRepairHandler repair = new InternalRepairHandler(repairScan, membership);
         return RouterFunctions.route()
                 .route(on(PeerEndpoint.VIEW), cluster::view)

@@ -39,6 +39,17 @@ final class HintingReplica implements Replica {
     }
 
     @Override
+    public Mono<Optional<Record>> read(String id, int from, long epoch) {
+        return delegate.read(id, from, epoch);
+    }
+
+    @Override
+    public Mono<Boolean> write(String id, Record record, long epoch) {
+        return delegate.write(id, record, epoch)
+                .doOnError(error -> handoff.offer(peer, id.getBytes(StandardCharsets.UTF_8), record));
+    }
+
+    @Override
     public Flux<KeyedRecord> range(String start, String end) {
         return delegate.range(start, end);
     }

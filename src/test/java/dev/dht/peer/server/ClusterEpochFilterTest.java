@@ -17,7 +17,8 @@ import reactor.core.publisher.Mono;
 /**
  * What a replica answers an internal request by the sender's epoch and membership: a node that is no member of the
  * replica's view gets 503 {@code not-a-member} for record traffic whether it is behind or has just taken the same
- * view (it admitted its client's request before), and is served otherwise.
+ * view (it admitted its client's request before) or is ahead of it (judged once the replica took its view), and is
+ * served otherwise.
  */
 class ClusterEpochFilterTest {
     private static final long EPOCH = 7;
@@ -51,6 +52,15 @@ class ClusterEpochFilterTest {
         send(putRecord(), REMOVED, EPOCH - 1).expectStatus().isEqualTo(503)
                 .expectHeader().valueEquals(InternalProtocol.EPOCH_HEADER, Long.toString(EPOCH));
         assertThat(served).hasValue(0);
+    }
+
+    @Test
+    void aNonMemberAheadWritesNothingOnceThisNodeTookItsView() {
+        send(putRecord(), REMOVED, EPOCH + 1).expectStatus().isEqualTo(503)
+                .expectHeader().valueEquals(InternalProtocol.OVERLOAD_REASON_HEADER, "not-a-member");
+        send(postRecords(), REMOVED, EPOCH + 1).expectStatus().isEqualTo(503);
+        assertThat(served).hasValue(0);
+        send(putRecord(), MEMBER, EPOCH + 1).expectStatus().isEqualTo(201);
     }
 
     @Test
