@@ -38,6 +38,13 @@ import reactor.core.publisher.Mono;
  * under that epoch until it ends. While the membership changes, a write goes to the key's old and new replica sets
  * and needs {@code ack} in each ({@link ReplicaPlan#forWrite(String, List, List, int, Duration)}); a read asks the
  * set the change's phase reads from ({@link Placement#readReplicas}).
+ *
+ * <p>Each replica call carries the epoch of that view (and a read its {@code from}); a replica that took a step since
+ * which moved the key's replica sets refuses it ({@link OverloadReason#STALE_EPOCH}, {@link
+ * dev.dht.cluster.EpochFence}). A request that fails with such a refusal among its replicas' outcomes waits until
+ * this node took the refusing replica's view (fetched by the peer client, within {@code dht.replica-timeout}) and is
+ * placed again under it, once; a write keeps its record and timestamp. If it cannot catch up, or is refused again,
+ * it fails as before (503 when only refusals failed it).
  */
 public final class Coordinator {
     /** Timers of at most 1 ms one {@link #commitWait} sets, at most. */
