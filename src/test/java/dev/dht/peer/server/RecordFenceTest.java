@@ -24,6 +24,7 @@ import dev.dht.web.RequestBodyReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.IntStream;
@@ -79,7 +80,8 @@ class RecordFenceTest {
                                 .andRoute(POST(InternalProtocol.READS_PATH), records::readBatch)
                                 .andRoute(POST(InternalProtocol.RECORDS_PATH), records::writeBatch))))
                 .bindNow();
-        client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + server.port()).build();
+        client = WebTestClient.bindToServer().baseUrl("http://127.0.0.1:" + server.port())
+                .responseTimeout(Duration.ofSeconds(30)).build(); // the first request loads Netty's and Spring's classes
     }
 
     @AfterEach
