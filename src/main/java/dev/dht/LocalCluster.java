@@ -27,6 +27,12 @@ import java.util.stream.Collectors;
  * ({@code dht.io-threads} = processors / nodes, at least 1) unless the extra arguments set it: more loops than
  * cores only add thread hand-offs.
  *
+ * <p>The nodes run with the C1 compiler only ({@code -XX:TieredStopAtLevel=1}): three JVMs on one machine otherwise
+ * spend minutes compiling the same framework code with C2, each on the cores the others serve from. With C1 alone a
+ * node needs about 0.6 of the CPU to be ready, and a loaded cluster's JIT is done within a minute instead of ten; a
+ * node's peak with C2 after a full warm-up may be higher (docs/performance.md, "Start-up and warm-up"). The
+ * benchmarks in gatling/ start their nodes with both compilers.
+ *
  * <p>With {@code --tls} the nodes speak HTTPS to clients and to each other, with mutual TLS between peers: a
  * throw-away CA and one certificate per node (for {@code localhost} and {@code 127.0.0.1}) are generated into
  * {@code ./data/tls/} ({@code ca.crt}, {@code node-PORT.crt}, {@code node-PORT.key}), and each node reads its own
@@ -90,7 +96,8 @@ public final class LocalCluster {
         List<Process> nodes = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int port = basePort + i;
-            List<String> command = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m", "-jar", jar,
+            List<String> command = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m", "-XX:TieredStopAtLevel=1",
+                    "-jar", jar,
                     "--server.port=" + port,
                     "--dht.self=" + urls.get(i),
                     "--dht.nodes=" + String.join(",", urls),
