@@ -30,7 +30,7 @@ usage: gatling/aot-cache.sh [options]
 
   --seconds S      seconds of PUT load, then of GET load, in the training (default $SECONDS_PER_METHOD)
   --node-heap SIZE -Xms and -Xmx of the training nodes (default $NODE_HEAP; start the trained nodes with the same)
-  --out DIR        where the extracted jar (DIR/app/dht.jar) and the cache (DIR/dht.aot or DIR/dht.jsa) go
+  --out DIR        where the extracted jar (DIR/app/dht.jar, named as the jar) and the cache (DIR/dht.aot or DIR/dht.jsa) go
                    (default gatling/target/aot-cache/<java feature version>)
 
 The JDK is \`java\` from PATH: PATH=/usr/lib/jvm/temurin-25-jdk-amd64/bin:\$PATH builds an AOT cache for JDK 25.
@@ -59,13 +59,15 @@ install_traps
 rm -rf "$OUT/app" "$OUT/dht.aot" "$OUT/dht.jsa"
 java -Djarmode=tools -jar "${NODE_JAR:-$ROOT/target/dht.jar}" extract --destination "$OUT/app" >"$OUT/extract.log" 2>&1 \
   || { cat "$OUT/extract.log" >&2; exit 1; }
+APP_JAR=$(find "$OUT/app" -maxdepth 1 -name '*.jar' | head -1)   # extract names it after the jar it was given
 if [ "$FEATURE" -ge 25 ]; then
   CACHE="$OUT/dht.aot"; FIRST_NODE_JVM_OPTS=("-XX:AOTCacheOutput=$CACHE"); USE="-XX:AOTCache=$CACHE"
 else
   CACHE="$OUT/dht.jsa"; FIRST_NODE_JVM_OPTS=("-XX:ArchiveClassesAtExit=$CACHE"); USE="-XX:SharedArchiveFile=$CACHE"
 fi
-log "training on Java $FEATURE: a 3-node cluster of $OUT/app/dht.jar, the first node with ${FIRST_NODE_JVM_OPTS[*]}"
-NODE_JAR="$OUT/app/dht.jar" start_nodes "$OUT" 3
+log "training on Java $FEATURE: a 3-node cluster of $APP_JAR, the first node with ${FIRST_NODE_JVM_OPTS[*]}"
+CLEANUP_DIRS+=("$OUT/data")
+NODE_JAR="$APP_JAR" start_nodes "$OUT" 3 "$OUT/data"
 hosts=$(echo "$URLS" | sed 's#http://##g')
 for method in PUT GET; do
   WRK_METHOD="$method" WRK_KEYS="$KEYS" WRK_VALUE_SIZE="$VALUE_SIZE" WRK_REPLICAS=2/3 WRK_HOSTS="$hosts" WRK_THREADS=3 \
@@ -86,5 +88,5 @@ log "stopping the recording node; it writes $CACHE on its exit"
 kill -TERM -- "-${PIDS[0]}"
 for _ in $(seq 1 600); do kill -0 "${PIDS[0]}" 2>/dev/null || break; sleep 0.5; done
 [ -s "$CACHE" ] || { log "no cache written; see ${LOGS[0]}"; exit 1; }
-log "wrote $CACHE ($(du -h "$CACHE" | cut -f1)); start a node with it: java $USE -jar $OUT/app/dht.jar"
-echo "$USE -jar $OUT/app/dht.jar"
+log "wrote $CACHE ($(du -h "$CACHE" | cut -f1)); start a node with it: java $USE -jar $APP_JAR"
+echo "$USE -jar $APP_JAR"

@@ -127,7 +127,9 @@ start_run() {
   cpu=$(group_ticks "$pid")
   kill -TERM -- "-$pid" 2>/dev/null || true
   reap "$pid" 30
-  [ -n "$ready" ] || exit 1
+  if [ -z "$ready" ]; then   # counted as not ready (NA), left out of the medians and ratios
+    printf '%s %s NA NA\n' "$which" "$round" >>"$OUT/runs.txt"; return 0
+  fi
   printf '%s %s %s %s\n' "$which" "$round" "$(calc "($ready - $start) / 1e9")" "$(calc "$cpu / $TICKS")" >>"$OUT/runs.txt"
   log "  $which run $round: ready after $(calc "($ready - $start) / 1e9") s, $(calc "$cpu / $TICKS") CPU s; load $(cut -d' ' -f1-3 /proc/loadavg)"
   sleep 1
@@ -141,9 +143,10 @@ paired_rounds "$ROUNDS" start_round A B
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
 median() { sort -g | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-col() { awk -v w="$1" -v c="$2" '$1 == w { print $c }' "$OUT/runs.txt"; }
-ratios() {  # ratios COLUMN: B/A of each round
-  awk -v c="$1" '{ v[$1, $2] = $c; r[$2] = 1 } END { for (k in r) if (v["A", k] > 0) print v["B", k] / v["A", k] }' "$OUT/runs.txt"
+col() { awk -v w="$1" -v c="$2" '$1 == w && $c != "NA" { print $c }' "$OUT/runs.txt"; }
+ratios() {  # ratios COLUMN: B/A of each round where both were ready
+  awk -v c="$1" '$c != "NA" { v[$1, $2] = $c; r[$2] = 1 }
+    END { for (k in r) if (v["A", k] > 0 && v["B", k] > 0) print v["B", k] / v["A", k] }' "$OUT/runs.txt"
 }
 REPORT="$OUT/report.md"
 {
@@ -154,7 +157,8 @@ REPORT="$OUT/report.md"
   echo
   echo "| variant | round | ready s (wall) | CPU s to ready |"
   echo "|---|---|---|---|"
-  sort -k2,2n -k1,1 "$OUT/runs.txt" | awk '{ printf "| %s | %d | %.2f | %.2f |\n", $1, $2, $3, $4 }'
+  sort -k2,2n -k1,1 "$OUT/runs.txt" | awk '$3 == "NA" { printf "| %s | %d | not ready in '"$TIMEOUT"' s | - |\n", $1, $2; next }
+    { printf "| %s | %d | %.2f | %.2f |\n", $1, $2, $3, $4 }'
   echo
   printf 'median ready: A %.2f s, B %.2f s; CPU to ready: A %.2f s, B %.2f s\n' "$(col A 3 | median)" "$(col B 3 | median)" \
     "$(col A 4 | median)" "$(col B 4 | median)"

@@ -96,7 +96,8 @@ if [ "$TARGET" = cluster ]; then count=3; replicas="$REPLICAS"; fi
 LOAD_START=$(cut -d' ' -f1-3 /proc/loadavg)
 log "starting $count node(s); results in $OUT"
 STARTED=$(date +%s%N)
-start_nodes "$OUT" "$count"
+CLEANUP_DIRS+=("$OUT/data")
+start_nodes "$OUT" "$count" "$OUT/data"
 READY=$(date +%s%N)
 pin_servers "${PIDS[@]}"
 log "ready after $(calc "($READY - $STARTED) / 1e9") s (the script's start to every node's /v0/status 200)"
@@ -140,7 +141,7 @@ to90() {  # to90 STEADY per_cpu|rate: "FIRST STAYS" (seconds after ready, or nev
       v = (m == "rate") ? $3 : ($6 > 0 ? $3 * d / $6 : 0)
       t[$1] = $2; ok[$1] = (v >= 0.9 * s); if (ok[$1] && first == "") first = $2; n = $1 }
     END { stays = ""; for (i = n; i >= 1 && ok[i]; i--) stays = t[i]
-      printf "%s %s\n", (first == "" ? "never" : first), (stays == "" ? "never" : stays) }' "$OUT/slices.txt"
+      printf "%s %s\n", (first == "" ? "never" : first), (stays == "" ? "none" : stays) }' "$OUT/slices.txt"
 }
 read -r FIRST90 STAYS90 < <(to90 "$STEADY_RATE" rate)
 read -r FIRST90_CPU STAYS90_CPU < <(to90 "$STEADY_PER_CPU" per_cpu)
@@ -164,8 +165,8 @@ REPORT="$OUT/report.md"
   echo
   echo "Ready $(calc "($READY - $STARTED) / 1e9" | xargs printf '%.1f') s after the start; steady $(printf '%.0f' "$STEADY_RATE") PUT/s and"
   echo "$(printf '%.0f' "$STEADY_PER_CPU") PUTs per CPU second of the nodes (median slices after $CURVE s)."
-  echo "- PUT/s: 90 % of steady first at the end of the slice ending $FIRST90 s after ready, held from the one ending"
-  echo "  $STAYS90 s on; the slices 30-60 s after ready at $W3060 of steady."
+  echo "- PUT/s: 90 % of steady first at the end of the slice ending $FIRST90 s after ready, held to the curve's end"
+  echo "  from the one ending $STAYS90 s on; the slices 30-60 s after ready at $W3060 of steady."
   echo "- PUTs per CPU second: 90 % first at $FIRST90_CPU s, held from $STAYS90_CPU s on; the slices 30-60 s at $W3060_CPU of steady."
   echo
   echo "| slice | end s | answered/s | of steady | p99 ms | failures | node CPU s | JIT CPU s | PUTs per CPU s | of steady |"
