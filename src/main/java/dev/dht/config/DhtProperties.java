@@ -261,8 +261,8 @@ public record DhtProperties(
      * @param port   the port of this node's Raft server; unset: the server port plus 1000 (9080 beside 8080). Every
      *               node of a cluster keeps the same distance between the two: a node finds a peer's Raft server at
      *               the peer's URL port plus its own distance
-     * @param voters members that vote in the log, at most (the first NORMAL members, cut to an odd count; the rest
-     *               receive it as listeners). Default 5
+     * @param voters members that vote in the log, at most (the NORMAL members, then a leaving one until its change
+     *               ends, cut to an odd count; the rest, joiners too, receive it as listeners). Default 5
      */
     public record Raft(Integer port, @DefaultValue("5") int voters) {
         /** @throws InvalidSettingException if a value is out of range */

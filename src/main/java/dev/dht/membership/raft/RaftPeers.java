@@ -21,10 +21,16 @@ import org.apache.ratis.protocol.RaftPeerId;
  * port plus {@code portOffset} ({@code dht.raft.port} minus {@code server.port}, the same on every node: 1000 by
  * default, so 9080 beside 8080); its peer id is {@code host_port} of its URL.
  *
- * <p>Voters: the first {@code maxVoters} {@code NORMAL} members in view order, cut to an odd count (an even one
- * tolerates no more failures than the odd one below it and needs a larger majority); every other member (joining,
- * leaving, the rest) is a listener that receives the log without voting. Deterministic: every node computes the
- * same group from the same view. Pure.
+ * <p>Voters: the {@code NORMAL} members in view order, then the {@code LEAVING} one (a decommissioned or removed
+ * member keeps its vote until the change that removes it ends: the view without it), the first {@code maxVoters} of
+ * them, cut to an odd count (an even one tolerates no more failures than the odd one below it and needs a larger
+ * majority). A joiner votes once it is {@code NORMAL}, at the end of its join; until then it is a listener that
+ * receives the log without voting, as is every member beyond the count. So a view of three or more members that
+ * are not joining has at least three voters, and the death of any one member, the leaving one included, leaves a
+ * majority of them: three members in a decommission are three voters, never one. A leaving member that a
+ * {@code NORMAL} one can replace gives up its seat (a removed node is dead: its seat would cost the cluster a
+ * failure it could otherwise take). The configuration follows the view, so it changes only when a phase does.
+ * Deterministic: every node computes the same group from the same view. Pure.
  */
 public final class RaftPeers {
     /** The one Raft group of a cluster. */
@@ -59,15 +65,18 @@ public final class RaftPeers {
                 .build();
     }
 
-    /** The voters of {@code view}, in view order. */
+    /** The voters of {@code view}: its {@code NORMAL} members in view order, then its {@code LEAVING} one, if any. */
     public List<URI> voters(ClusterView view) {
-        List<URI> normal = view.members().stream().filter(member -> member.state() == MemberState.NORMAL)
-                .map(Member::node).toList();
-        int count = Math.min(maxVoters, normal.size());
+        List<URI> candidates = new ArrayList<>(view.members().size());
+        for (MemberState state : List.of(MemberState.NORMAL, MemberState.LEAVING)) {
+            view.members().stream().filter(member -> member.state() == state).map(Member::node)
+                    .forEach(candidates::add);
+        }
+        int count = Math.min(maxVoters, candidates.size());
         if (count % 2 == 0 && count > 1) {
             count--;
         }
-        return normal.subList(0, count);
+        return List.copyOf(candidates.subList(0, count));
     }
 
     /** The members of {@code view} that are not voters, in view order. */
