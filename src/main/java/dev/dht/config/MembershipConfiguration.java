@@ -146,11 +146,11 @@ public class MembershipConfiguration {
     TopologyCoordinator topologyCoordinator(DhtProperties properties, Membership membership, ViewLog viewLog,
                                             RaftPeers raftPeers, ViewExchange exchange,
                                             ObjectProvider<PeerClient> peerClient, RecordStreaming streaming,
-                                            OwnershipCleanup cleanup) {
+                                            OwnershipCleanup cleanup, PeerHealth health) {
         ClusterView founding = properties.nodes().contains(membership.self())
                 ? ClusterView.initial(properties.nodes(), properties.replicationFactor()) : null;
         return new TopologyCoordinator(membership, viewLog, raftPeers, exchange, peerClient::getObject, streaming,
-                cleanup, founding, properties.changeFailureTimeout());
+                cleanup, founding, properties.changeFailureTimeout(), health);
     }
 
     @Bean

@@ -8,6 +8,7 @@ import dev.dht.cluster.Member;
 import dev.dht.cluster.MemberState;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
+import dev.dht.cluster.PeerHealth;
 import dev.dht.membership.raft.RaftPeers;
 import dev.dht.membership.raft.ViewLog;
 import dev.dht.peer.PeerClient;
@@ -23,6 +24,7 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.web.reactive.function.client.WebClientResponseException;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
@@ -58,7 +60,10 @@ public final class TopologyCoordinator {
     static final Duration STEP_LIMIT = Duration.ofSeconds(5);
     /** The longest wait for one member's answer to a liveness probe. */
     static final Duration PROBE_TIMEOUT = Duration.ofSeconds(2);
-    /** A member is probed at most this often (its answers to the step's own requests count as probes too). */
+    /**
+     * A member is probed when it has not answered for this long, at most this often (its answers to requests and to
+     * the steps' own calls count as probes too).
+     */
     static final Duration PROBE_INTERVAL = Duration.ofSeconds(1);
     private static final Logger log = LoggerFactory.getLogger(TopologyCoordinator.class);
 
@@ -71,12 +76,11 @@ public final class TopologyCoordinator {
     private final OwnershipCleanup cleanup;
     private final ClusterView founding;
     private final Duration failureTimeout;
-    /** {@link System#nanoTime} of the last answer of each node this leader watched, or of when it began watching. */
-    private final Map<URI, Long> lastSeen = new ConcurrentHashMap<>();
+    /** The failure detector of requests and membership alike: every member's last answer, whoever leads. */
+    private final PeerHealth health;
+    private final ChangeLiveness liveness;
     /** {@link System#nanoTime} of the last liveness probe sent to each node. */
     private final Map<URI, Long> lastProbed = new ConcurrentHashMap<>();
-    /** The change whose members' answers are timed now, or null. */
-    private volatile ClusterChange watched;
     /** The epoch whose cleanup start every member has acknowledged under this leadership (0: none yet). */
     private volatile long settled;
     /** {@link System#nanoTime} of the last settle attempt while a member was down. */
@@ -88,10 +92,11 @@ public final class TopologyCoordinator {
      *                       founding member
      * @param failureTimeout {@code dht.change-failure-timeout}: how long a joiner or leaver may be down before its
      *                       change is rolled back
+     * @param health         the node's failure detector, which this node's liveness probes of every member feed
      */
     public TopologyCoordinator(Membership membership, ViewLog viewLog, RaftPeers raftPeers, ViewExchange exchange,
                                Supplier<PeerClient> peers, RecordStreaming streaming, OwnershipCleanup cleanup,
-                               ClusterView founding, Duration failureTimeout) {
+                               ClusterView founding, Duration failureTimeout, PeerHealth health) {
         this.membership = membership;
         this.viewLog = viewLog;
         this.raftPeers = raftPeers;
@@ -101,18 +106,19 @@ public final class TopologyCoordinator {
         this.cleanup = cleanup;
         this.founding = founding;
         this.failureTimeout = failureTimeout;
+        this.health = health;
+        this.liveness = new ChangeLiveness(health, failureTimeout, System::nanoTime);
     }
 
-    /** Starts the ticks (a step runs only while this node leads the log). */
+    /**
+     * Starts the ticks: on every node, whichever leads, the log's change is observed and every member probed that
+     * has not answered for {@link #PROBE_INTERVAL}; a step runs only while this node leads the log.
+     */
     public synchronized void start() {
-        viewLog.onLeadership(leader -> {
-            lastSeen.clear();
-            lastProbed.clear();
-            watched = null;
-            settled = 0;
-        });
+        viewLog.onLeadership(leader -> settled = 0);
         ticks = Flux.interval(TICK)
                 .onBackpressureDrop()
+                .doOnNext(tick -> watch(viewLog.view()))
                 .concatMap(tick -> viewLog.isLeader()
                         ? step().onErrorResume(error -> {
                             log.warn("membership step failed: {}", error.getMessage());
@@ -120,6 +126,20 @@ public final class TopologyCoordinator {
                         })
                         : Mono.empty(), 1)
                 .subscribe();
+    }
+
+    /** Observes {@code view}'s change and probes each of its members due for a probe (without waiting). */
+    private void watch(ClusterView view) {
+        if (view == null) {
+            return;
+        }
+        liveness.observe(view.change());
+        long now = System.nanoTime();
+        for (Node node : membership.nodesOf(view, null)) {
+            if (!node.self() && dueForProbe(node, now)) {
+                probe(node).subscribe(null, error -> { });
+            }
+        }
     }
 
     /**
@@ -150,7 +170,6 @@ public final class TopologyCoordinator {
                         + founding.members().size() + " members");
             }
             ClusterChange change = view.change();
-            watch(change);
             if (change != null && !change.rollingBack()) {
                 URI dead = deadMember(view);
                 if (dead != null) {
@@ -181,22 +200,6 @@ public final class TopologyCoordinator {
                 .then(Mono.fromRunnable(() -> tellIfLeft(change.node(), next)));
     }
 
-    /**
-     * Starts timing the members' answers afresh when a change starts (the failure timeout counts from then at the
-     * earliest, not from an answer long before it).
-     */
-    private void watch(ClusterChange change) {
-        if (change != null && !change.equals(watched)) {
-            if (watched == null || watched.kind() != change.kind() || !watched.node().equals(change.node())) {
-                long now = System.nanoTime();
-                lastSeen.replaceAll((node, seen) -> now);
-            }
-            watched = change;
-        } else if (change == null) {
-            watched = null;
-        }
-    }
-
     /** Tells {@code node}, without waiting, the view {@code next} if it is no member of it (it left or was rolled back). */
     private void tellIfLeft(URI node, ClusterView next) {
         if (!next.isMember(node) && !node.equals(membership.self())) {
@@ -225,7 +228,7 @@ public final class TopologyCoordinator {
             return Mono.empty();
         }
         List<Node> members = membership.nodesOf(view, null);
-        List<Node> down = members.stream().filter(node -> downTooLong(node.url())).toList();
+        List<Node> down = members.stream().filter(node -> liveness.downTooLong(node)).toList();
         long now = System.nanoTime();
         if (!down.isEmpty() && now - lastSettleNanos < PROBE_INTERVAL.toNanos()) {
             return Mono.empty();
@@ -256,7 +259,7 @@ public final class TopologyCoordinator {
         List<Node> awaited = new ArrayList<>();
         List<Node> told = new ArrayList<>();
         for (Node node : membership.nodesOf(view, change)) {
-            boolean optional = (change == null || change.rollingBack()) && downTooLong(node.url());
+            boolean optional = (change == null || change.rollingBack()) && liveness.downTooLong(node);
             (optional ? told : awaited).add(node);
         }
         told.forEach(node -> propose(node, view).subscribe(null, error -> { }));
@@ -269,7 +272,7 @@ public final class TopologyCoordinator {
 
     private Mono<ClusterView> propose(Node node, ClusterView view) {
         Mono<ClusterView> taken = node.self() ? exchange.accept(view) : peers.get().propose(node, view, null);
-        return taken.doOnNext(answer -> lastSeen.put(node.url(), System.nanoTime()));
+        return node.self() ? taken : taken.doOnNext(answer -> health.succeeded(node));
     }
 
     /** The streaming phase: every gainer pulls what it gains; ends early if the change's node is found dead. */
@@ -297,36 +300,29 @@ public final class TopologyCoordinator {
 
     /**
      * A member that the step after {@code view} must wait for and that has not answered for the failure timeout
-     * (probing, without waiting, each whose last answer and last probe are older than {@link #PROBE_INTERVAL}), or
-     * null. A removed node is not waited for; nor, while its change
+     * ({@link ChangeLiveness}), or null. A removed node is not waited for; nor, while its change
      * rolls back, is any dead member: a member that was down for the whole timeout has no request in flight, and a
      * member one step behind is compatible with the rolled back view (it checks its view before serving again).
      */
     private URI deadMember(ClusterView view) {
-        URI dead = null;
-        long now = System.nanoTime();
         for (Node node : membership.nodesOf(view, view.change())) {
-            if (dueForProbe(node.url(), now)) {
-                probe(node.url()).subscribe(null, error -> { });
-            }
-            if (dead == null && downTooLong(node.url())) {
-                dead = node.url();
+            if (liveness.downTooLong(node)) {
+                return node.url();
             }
         }
-        return dead;
+        return null;
     }
 
-    private boolean dueForProbe(URI node, long now) {
-        long interval = PROBE_INTERVAL.toNanos();
-        Long seen = lastSeen.get(node);
-        if (seen != null && now - seen < interval) {
+    /** True if {@code node} has not answered for {@link #PROBE_INTERVAL} nor been probed for as long. */
+    private boolean dueForProbe(Node node, long now) {
+        if (health.silentFor(node).compareTo(PROBE_INTERVAL) < 0) {
             return false;
         }
-        Long probed = lastProbed.get(node);
-        if (probed != null && now - probed < interval) {
+        Long probed = lastProbed.get(node.url());
+        if (probed != null && now - probed < PROBE_INTERVAL.toNanos()) {
             return false;
         }
-        lastProbed.put(node, now);
+        lastProbed.put(node.url(), now);
         return true;
     }
 
@@ -349,19 +345,25 @@ public final class TopologyCoordinator {
     }
 
     private boolean downTooLong(URI node) {
-        long since = lastSeen.computeIfAbsent(node, unseen -> System.nanoTime());
-        return System.nanoTime() - since >= failureTimeout.toNanos();
+        return liveness.downTooLong(new Node(node, node.equals(membership.self())));
     }
 
-    private Mono<Void> probe(URI node) {
-        if (node.equals(membership.self())) {
-            lastSeen.put(node, System.nanoTime());
-            return Mono.empty();
-        }
-        return peers.get().view(new Node(node, false))
+    /**
+     * Asks {@code node} for its view: an answer (an error status too: it runs) is a sign of life, no answer within
+     * {@link #PROBE_TIMEOUT} or no connection a failure, both reported to {@link PeerHealth}.
+     */
+    private Mono<Void> probe(Node node) {
+        return peers.get().view(node)
                 .timeout(PROBE_TIMEOUT)
-                .doOnNext(answer -> lastSeen.put(node, System.nanoTime()))
-                .onErrorResume(error -> Mono.empty())
+                .doOnNext(answer -> health.succeeded(node))
+                .onErrorResume(error -> {
+                    if (error instanceof WebClientResponseException) {
+                        health.succeeded(node);
+                    } else {
+                        health.failed(node, error);
+                    }
+                    return Mono.empty();
+                })
                 .then();
     }
 

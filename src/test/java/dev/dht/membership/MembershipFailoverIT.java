@@ -5,6 +5,8 @@ import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.dht.membership.raft.RaftPeers;
+import dev.dht.membership.raft.ViewLog;
 import dev.dht.testing.InProcessCluster;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -13,6 +15,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.apache.ratis.protocol.RaftGroup;
 import org.awaitility.core.ThrowingRunnable;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -155,6 +158,60 @@ class MembershipFailoverIT {
             });
             readAll(cluster, leader, "2/3");
         }
+    }
+
+    /**
+     * A joiner stopped for good while the view log's leader keeps changing (each leader's Raft server closed and
+     * started again 1 s after it took over, its node up all along; a 10 s failure timeout, so that several leaders
+     * come and go within it): the join is rolled back while the leaders still change. The failure detector's times belong to every node, not to
+     * the leader, so no new leader starts the count afresh (when each did, a leader lasting less than the timeout
+     * postponed the rollback for as long as the churn went on).
+     */
+    @Test
+    void aJoinerStoppedIsRolledBackWhileTheLeaderKeepsChanging() throws Exception {
+        Map<String, String> settings = Map.of("dht.change-failure-timeout", "10s", "dht.repair.interval", "0s");
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, settings)) {
+            int joiner = joinHeldInStreaming(cluster);
+            cluster.stop(joiner);
+            long stopped = System.nanoTime();
+            int changes = 0;
+            boolean rolledBack = false;
+            while (!rolledBack && System.nanoTime() - stopped < Duration.ofSeconds(60).toNanos()) {
+                int leader = await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(50))
+                        .until(() -> logLeader(cluster), index -> index >= 0);
+                Thread.sleep(1_000);
+                rolledBack = view(cluster, 0).get("change").isNull();
+                if (!rolledBack) {
+                    ViewLog log = cluster.bean(leader, ViewLog.class);
+                    log.close();
+                    log.start(RaftGroup.valueOf(RaftPeers.GROUP_ID));
+                    changes++;
+                }
+            }
+            long rollbackMs = (System.nanoTime() - stopped) / 1_000_000;
+            System.out.printf("joiner stopped, leader changed %d times: rolled back %d ms later%n", changes,
+                    rollbackMs);
+            assertThat(rolledBack).as("rolled back within 60 s, the leader changed every few s (%d times)",
+                    changes).isTrue();
+            assertThat(changes).as("leader changes before the rollback").isGreaterThanOrEqualTo(2);
+            JsonNode view = view(cluster, 0);
+            assertThat(view.get("members")).as("%s", view).hasSize(3);
+            readAll(cluster, 0, "3/3");
+        }
+    }
+
+    /** The index of the node whose view log leads now, or -1. */
+    private static int logLeader(InProcessCluster cluster) {
+        for (int i = 0; i < cluster.size(); i++) {
+            try {
+                if (cluster.bean(i, ViewLog.class).isLeader()) {
+                    return i;
+                }
+            } catch (RuntimeException stopped) {
+                // a stopped node has no beans
+            }
+        }
+        return -1;
     }
 
     /**
