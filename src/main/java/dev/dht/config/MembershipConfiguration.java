@@ -118,9 +118,9 @@ public class MembershipConfiguration {
      */
     @Bean
     OwnershipCleanup ownershipCleanup(DhtProperties properties, Membership membership, LocalStore store,
-                                      MeterRegistry registry) {
-        OwnershipCleanup cleanup = new OwnershipCleanup(membership, store, properties.dataDir(),
-                properties.repair().scanRate(), registry);
+                                      ObjectProvider<PeerClient> peerClient, MeterRegistry registry) {
+        OwnershipCleanup cleanup = new OwnershipCleanup(membership, peerClient::getObject, store,
+                properties.dataDir(), properties.repair().scanRate(), registry);
         AtomicReference<ClusterView> last = new AtomicReference<>(membership.view());
         membership.onChange(placement -> {
             ClusterView before = last.getAndSet(placement.view());
@@ -249,7 +249,7 @@ public class MembershipConfiguration {
             if (formsAlone) {
                 coordinator.awaitFormed(FORM_ALONE_LIMIT);
             }
-            cleanup.start();
+            cleanup.resume();
             procedure.startUp();
             running = true;
         }

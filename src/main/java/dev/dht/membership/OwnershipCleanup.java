@@ -3,9 +3,11 @@ package dev.dht.membership;
 import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
+import dev.dht.cluster.Node;
 import dev.dht.cluster.Placement;
 import dev.dht.node.DurableFile;
 import dev.dht.pacing.Pacer;
+import dev.dht.peer.PeerClient;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.Counter;
@@ -20,9 +22,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
+import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
@@ -37,7 +41,8 @@ import reactor.util.retry.Retry;
  * <p>The pass starts when the log leader's {@link TopologyCoordinator} says every member took the ending view
  * ({@link #startAfter}): until then another member may still complete a write it placed under the change, on this
  * node as an old replica, and a pass that had passed that key would leave it. A leader that dies before saying it
- * leaves the word to the next one; there is no fallback by time.
+ * leaves the word to the next one; there is no fallback by time. A node that restarts with its cleanup pending waits
+ * the same way ({@link #resume}): the marker alone never starts a pass.
  *
  * <p>Paced at {@code records-per-second} records read, on the storage threads with backpressure, in the background:
  * each batch, once purged, waits for its turn ({@link Pacer#pause}, a timer: no thread waits).
@@ -49,21 +54,30 @@ public final class OwnershipCleanup {
     static final int BATCH = 256;
     private static final Logger log = LoggerFactory.getLogger(OwnershipCleanup.class);
     private static final byte[] FIRST_KEY = new byte[0];
+    /** How long {@link #resume} waits between two checks that the change is final on every member. */
+    static final Duration RESUME_RETRY = Duration.ofSeconds(5);
+    /** The longest wait for one member to take the view and drain (its drain limit is 30 s). */
+    private static final Duration TAKE_LIMIT = Duration.ofSeconds(40);
 
     private final Membership membership;
+    private final Supplier<PeerClient> peers;
     private final LocalStore store;
     private final Path marker;
     private final int recordsPerSecond;
     private final Counter purged;
     private volatile boolean pending;
     private Disposable running;
+    private Disposable resuming;
 
     /**
+     * @param peers            the peer client (supplied late), to check after a restart that every member took the
+     *                         view
      * @param recordsPerSecond records read per second at most (at least 1)
      */
-    public OwnershipCleanup(Membership membership, LocalStore store, Path dataDir, int recordsPerSecond,
-                            MeterRegistry registry) {
+    public OwnershipCleanup(Membership membership, Supplier<PeerClient> peers, LocalStore store, Path dataDir,
+                            int recordsPerSecond, MeterRegistry registry) {
         this.membership = membership;
+        this.peers = peers;
         this.store = store;
         this.marker = dataDir.resolve(FILE_NAME);
         this.recordsPerSecond = Math.max(1, recordsPerSecond);
@@ -121,10 +135,52 @@ public final class OwnershipCleanup {
     }
 
     /**
-     * Starts a pass if one is pending (at start-up, for a pass a restart interrupted: the change ended before the
-     * restart, so nothing placed under it is still in flight). A running pass starts over.
+     * At start-up, with a pass pending (the marker of a change that ended before the restart): starts it once the
+     * change is final on every member, as the coordinator's word would: this node's view (from its log) has no change
+     * in progress, and every other member of it has taken it and drained the requests it coordinated under older
+     * views (the view is proposed to each, as the coordinator does before its word; a member that holds it already
+     * answers after its drain). Until then it asks again every {@link #RESUME_RETRY}; the coordinator's word, if it
+     * comes first, starts the pass as usual. Never blocks.
      */
-    public synchronized void start() {
+    public synchronized void resume() {
+        if (!pending || resuming != null) {
+            return;
+        }
+        log.info("cleanup pending since before the restart: it starts once every member holds this node's view");
+        resuming = finalOnEveryMember()
+                .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RESUME_RETRY)
+                        .doBeforeRetry(retry -> log.info("cleanup still waits: {}", retry.failure().getMessage())))
+                .subscribe(this::startAfter);
+    }
+
+    /** The epoch of this node's view once every other member took it and drained; fails while one did not. */
+    private Mono<Long> finalOnEveryMember() {
+        return Mono.defer(() -> {
+            ClusterView view = membership.view();
+            if (view.change() != null) {
+                return Mono.error(new IllegalStateException("the " + view.change().kind().token() + " of "
+                        + view.change().node() + " is in progress at epoch " + view.epoch()));
+            }
+            return Flux.fromIterable(membership.nodesOf(view, null))
+                    .filter(node -> !node.self())
+                    .flatMap(node -> taken(node, view))
+                    .then(Mono.just(view.epoch()));
+        });
+    }
+
+    /** Completes once {@code node} answered a proposal of {@code view} with the same epoch. */
+    private Mono<Void> taken(Node node, ClusterView view) {
+        return peers.get().propose(node, view, null)
+                .timeout(TAKE_LIMIT)
+                .onErrorMap(error -> new IllegalStateException(node + " did not take epoch " + view.epoch() + " ("
+                        + error.getMessage() + ")"))
+                .flatMap(held -> held.epoch() == view.epoch() ? Mono.<Void>empty()
+                        : Mono.error(new IllegalStateException(node + " holds epoch " + held.epoch() + ", not "
+                                + view.epoch())));
+    }
+
+    /** Starts a pass if one is pending; a running pass starts over. */
+    private synchronized void start() {
         if (!pending) {
             return;
         }
@@ -137,8 +193,12 @@ public final class OwnershipCleanup {
                 .subscribe();
     }
 
-    /** Stops a pass in progress (shutdown); it resumes at the next start. */
+    /** Stops a pass in progress (shutdown), and the wait to resume one; it resumes at the next start. */
     public synchronized void stop() {
+        if (resuming != null) {
+            resuming.dispose();
+            resuming = null;
+        }
         if (running != null) {
             running.dispose();
             running = null;

@@ -200,6 +200,47 @@ class MembershipFailoverIT {
         }
     }
 
+    /**
+     * A member whose cleanup is pending after a join restarts while another member has not yet taken the join's final
+     * view (it holds that proposal: it may still finish a write placed under the change on the restarted member):
+     * the restarted member's cleanup stays pending, its marker file is no word to start; once the other member takes
+     * the view, every member's cleanup completes and every key reads back.
+     */
+    @Test
+    void aMemberRestartedWithItsCleanupPendingWaitsUntilEveryMemberTookTheFinalView() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, FAST_ROLLBACK)) {
+            write(cluster);
+            int leader = leader(cluster);
+            int holder = leader == 0 ? 1 : 0;
+            int restarted = firstOtherThan(cluster, leader, holder);
+            long formed = view(cluster, holder).get("epoch").asLong();
+            long last = formed + 1 + PHASES.size(); // the join's final view
+            cluster.serverFaults(holder).holdViewProposals(last);
+            cluster.add(Map.of());
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, restarted);
+                assertThat(view.get("epoch").asLong()).as("%s", view).isEqualTo(last);
+                assertThat(view.get("cleanupPending").asBoolean()).isTrue();
+            });
+
+            cluster.stop(restarted);
+            cluster.start(restarted);
+            Thread.sleep(OwnershipCleanup.RESUME_RETRY.toMillis());
+            JsonNode held = view(cluster, restarted);
+            assertThat(held.get("cleanupPending").asBoolean())
+                    .as("the restarted member's cleanup while a member has not taken epoch %d: %s", last, held)
+                    .isTrue();
+
+            cluster.serverFaults(holder).clear();
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                for (int i = 0; i < cluster.size(); i++) {
+                    assertThat(view(cluster, i).get("cleanupPending").asBoolean()).as("node %d settled", i).isFalse();
+                }
+            });
+            readAll(cluster, restarted, "3/3");
+        }
+    }
+
     /** The index of the node whose view log leads now, or -1. */
     private static int logLeader(InProcessCluster cluster) {
         for (int i = 0; i < cluster.size(); i++) {
