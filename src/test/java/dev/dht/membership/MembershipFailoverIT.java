@@ -161,6 +161,42 @@ class MembershipFailoverIT {
     }
 
     /**
+     * The last member of three decommissioned, held in its streaming phase, and the first member stopped for good:
+     * the view log keeps a leader (the leaving member votes until its change ends), so the decommission is rolled
+     * back on both survivors, the dead member is removed, and every key reads back at 2/2. (With the leaving member no
+     * voter, two NORMAL members were one voter, the first, and the change stayed in streaming for good: neither abort
+     * nor removenode can run without a leader.)
+     */
+    @Test
+    void theFirstMemberStoppedDuringADecommissionOfTheLastLeavesTheLogALeader() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, FAST_ROLLBACK)) {
+            write(cluster);
+            holdStreams(cluster);
+            HttpResponse<byte[]> started = cluster.client(1).admin("/actuator/cluster/decommission",
+                    "{\"node\": \"" + cluster.url(2) + "\"}", InProcessCluster.SECRET);
+            assertThat(started.statusCode()).as(new String(started.body(), StandardCharsets.UTF_8)).isEqualTo(202);
+            awaitPhase(cluster, "streaming");
+            cluster.stop(0);
+
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                for (int survivor = 1; survivor <= 2; survivor++) {
+                    JsonNode view = view(cluster, survivor);
+                    assertThat(view.get("change").isNull()).as("change on node %d: %s", survivor, view).isTrue();
+                    assertThat(view.get("members")).hasSize(3);
+                }
+            });
+            releaseStreams(cluster);
+            removeDead(cluster, 1, 0);
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 1);
+                assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+                assertThat(view.get("members")).hasSize(2);
+            });
+            readAll(cluster, 1, "2/2");
+        }
+    }
+
+    /**
      * A joiner stopped for good while the view log's leader keeps changing (each leader's Raft server closed and
      * started again 1 s after it took over, its node up all along; a 10 s failure timeout, so that several leaders
      * come and go within it): the join is rolled back while the leaders still change. The failure detector's times belong to every node, not to
