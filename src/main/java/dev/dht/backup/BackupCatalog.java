@@ -65,13 +65,27 @@ public final class BackupCatalog {
         }
     }
 
-    /** Writes (or replaces) {@code manifest}. */
+    /**
+     * Writes (or replaces) {@code manifest}. The new manifest appears only once all of it was written: a write that
+     * fails abandons its stream ({@link BackupLocation#abort}) and leaves the previous manifest, if any, in place.
+     *
+     * @throws UncheckedIOException if the location cannot be written
+     */
     public void write(BackupManifest manifest) {
-        try (OutputStream out = location.create(manifest.id(), BackupManifest.FILE_NAME)) {
+        OutputStream out = null;
+        try {
+            out = location.create(manifest.id(), BackupManifest.FILE_NAME);
             out.write(manifest.toJson());
+            OutputStream written = out;
+            out = null;
+            written.close();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot write the manifest of backup " + manifest.id() + " to "
                     + location.describe() + ": " + e.getMessage(), e);
+        } finally {
+            if (out != null) {
+                location.abort(out);
+            }
         }
     }
 

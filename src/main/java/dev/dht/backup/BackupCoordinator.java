@@ -34,8 +34,8 @@ import reactor.core.scheduler.Scheduler;
  * member of the current view for its part at once ({@link MemberBackup} here, {@link PeerClient#backup} on the
  * others), then writes the manifest as done, or as failed with a reason naming each member that was down or failed,
  * and applies {@code dht.backup.keep}. With {@code allowMissing} a backup still completes without the members that
- * failed, as long as fewer failed than the replication factor (each key written to a majority of its replicas then
- * still has a copy), and the manifest lists them as missing.
+ * failed, as long as at most {@link #allowedMissing} failed (the replication factor minus its majority: each key
+ * written to a majority of its replicas then still has a copy), and the manifest lists them as missing.
  *
  * <p>Threads: {@link #start} never blocks; manifest I/O runs on the backup scheduler. One backup runs at a time per
  * coordinator (and one part per node: a second backup started elsewhere fails on the members that are busy).
@@ -152,9 +152,10 @@ public final class BackupCoordinator {
         String error = null;
         if (!errors.isEmpty() && !allowMissing) {
             error = String.join("; ", errors);
-        } else if (!errors.isEmpty() && missing.size() >= manifest.replicationFactor()) {
-            error = missing.size() + " members missing, as many as the replication factor " + manifest.replicationFactor()
-                    + " (keys may have no copy): " + String.join("; ", errors);
+        } else if (missing.size() > allowedMissing(manifest)) {
+            error = missing.size() + " members missing, more than the " + allowedMissing(manifest)
+                    + " that keep a copy of every write acknowledged by a majority of its replicas (replication factor "
+                    + manifest.replicationFactor() + "): " + String.join("; ", errors);
         }
         Instant end = clock.instant();
         BackupManifest last = manifest.ended(error == null ? BackupManifest.DONE : BackupManifest.FAILED, error,
@@ -170,6 +171,16 @@ public final class BackupCoordinator {
         } else {
             LOG.warn("backup {}: failed: {}", manifest.id(), error);
         }
+    }
+
+    /**
+     * Members a backup with {@code allowMissing} may lack: the replication factor (capped at the members) minus its
+     * majority, so that every write acknowledged by a majority of its replicas keeps a copy on a member whose part
+     * is in the backup (1 of 3, 2 of 5, none of 1 or 2).
+     */
+    static int allowedMissing(BackupManifest manifest) {
+        int replicas = Math.min(manifest.replicationFactor(), manifest.members().size());
+        return replicas - (replicas / 2 + 1);
     }
 
     /** Why {@code member}'s part failed, naming it; an answer's body is the peer's own reason. */

@@ -26,7 +26,8 @@ public class BackupEndpoint {
     /**
      * Starts a backup, as described above.
      *
-     * @param allowMissing complete without the members that are down or fail, if fewer than the replication factor
+     * @param allowMissing complete without the members that are down or fail, if at most the replication factor
+     *                     minus its majority (1 of 3)
      */
     @WriteOperation
     public Mono<WebEndpointResponse<Map<String, Object>>> start(@Nullable Boolean allowMissing) {

@@ -31,7 +31,8 @@ import org.junit.jupiter.api.io.TempDir;
  * with real nodes in this JVM: a backup taken under write load restores into a 5-node cluster with every write
  * acknowledged before it (values in their version, deletes deleted even over older values the target held, expired
  * values absent), its encoding done by threads at nice 19; a member down fails the backup naming it, unless
- * allowMissing; a flipped byte and a truncated file are refused by {@code --verify} and
+ * allowMissing, and
+ * two of three down fail it even then; a flipped byte and a truncated file are refused by {@code --verify} and
  * {@code restore}; a restore into the source cluster keeps writes newer than the backup; a restore cut off resumes
  * from its checkpoint.
  */
@@ -164,6 +165,12 @@ class BackupRestoreTest {
                 "--verify");
         assertThat(refused.status()).isEqualTo(1);
         assertThat(refused.err()).contains("is failed");
+
+        // two of three missing: a write acknowledged by 2 of its 3 replicas may be on those two alone
+        source.stop(1);
+        JsonNode twoMissing = Backups.awaitEnd(source.client(0), Backups.start(source.client(0), true), BACKUP_TIMEOUT);
+        assertThat(twoMissing.get("state").asText()).as("%s", twoMissing).isEqualTo("failed");
+        assertThat(twoMissing.get("error").asText()).contains("2 members missing, more than the 1");
     }
 
     @Test

@@ -38,7 +38,10 @@ public interface BackupLocation {
     /** The ids of the backups that have a manifest, in no particular order. */
     List<String> backupIds() throws IOException;
 
-    /** Deletes every file of backup {@code id}; no-op if there is none. */
+    /**
+     * Deletes every file of backup {@code id}, its manifest last (a delete cut short leaves the backup listed, so it
+     * can be deleted again); no-op if there is none.
+     */
     void delete(String id) throws IOException;
 
     /** The location as configured, for messages ({@code file:/backups}, {@code s3://bucket/prefix}). */

@@ -67,17 +67,23 @@ public final class FileBackupLocation implements BackupLocation {
         return ids;
     }
 
+    /** Deletes the member files first and {@code manifest.json} last, so a delete cut short leaves a listed backup. */
     @Override
     public void delete(String id) throws IOException {
         Path folder = folder(id);
         if (!Files.exists(folder)) {
             return;
         }
+        Path manifest = folder.resolve(BackupManifest.FILE_NAME);
         try (Stream<Path> files = Files.walk(folder)) {
             for (Path path : files.sorted(Comparator.reverseOrder()).toList()) {
-                Files.deleteIfExists(path);
+                if (!path.equals(manifest) && !path.equals(folder)) {
+                    Files.deleteIfExists(path);
+                }
             }
         }
+        Files.deleteIfExists(manifest);
+        Files.deleteIfExists(folder);
     }
 
     @Override
@@ -97,12 +103,17 @@ public final class FileBackupLocation implements BackupLocation {
         return name;
     }
 
-    /** A file written under a temporary name, fsync'ed and moved into place on close. */
+    /**
+     * A file written under a temporary name, fsync'ed and moved into place on close. A close that fails (a flush,
+     * the fsync or the rename) removes the temporary file and leaves nothing under the name; the stream is then
+     * abandoned, and a second close fails too rather than look like a success.
+     */
     private static final class PartialFile extends FilterOutputStream {
         private final FileChannel channel;
         private final Path partial;
         private final Path target;
-        private boolean closed;
+        private boolean published;
+        private boolean abandoned;
 
         PartialFile(FileChannel channel, Path partial, Path target) {
             super(new BufferedOutputStream(Channels.newOutputStream(channel), 1 << 16));
@@ -118,26 +129,31 @@ public final class FileBackupLocation implements BackupLocation {
 
         @Override
         public void close() throws IOException {
-            if (closed) {
+            if (published) {
                 return;
             }
-            closed = true;
+            if (abandoned) {
+                throw new IOException(target + " was abandoned, not written");
+            }
             try {
                 out.flush();
                 channel.force(true);
-            } finally {
                 out.close();
+                Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            } catch (IOException | RuntimeException e) {
+                abort();
+                throw e;
             }
-            Files.move(partial, target, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            published = true;
         }
 
         void abort() {
-            if (closed) {
+            if (published || abandoned) {
                 return;
             }
-            closed = true;
+            abandoned = true;
             try {
-                out.close();
+                channel.close();
             } catch (IOException ignored) {
                 // abandoned anyway
             }

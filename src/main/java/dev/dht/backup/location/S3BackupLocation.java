@@ -117,10 +117,15 @@ public final class S3BackupLocation implements BackupLocation {
     public void delete(String id) throws IOException {
         // one DeleteObject per file, not DeleteObjects: a backup has a few files, and DeleteObjects needs a checksum
         // header (Content-MD5 or, from the SDK, x-amz-checksum-*) that S3-compatible stores do not all take
+        // the manifest last: a delete cut short leaves a backup that is still listed, and can be deleted again
+        String manifest = key(id, BackupManifest.FILE_NAME);
         try {
             for (S3Object object : objects(prefix + FileBackupLocation.checkName(id) + "/")) {
-                s3.deleteObject(request -> request.bucket(bucket).key(object.key()));
+                if (!object.key().equals(manifest)) {
+                    s3.deleteObject(request -> request.bucket(bucket).key(object.key()));
+                }
             }
+            s3.deleteObject(request -> request.bucket(bucket).key(manifest));
         } catch (SdkException e) {
             throw new IOException("cannot delete backup " + id + " at " + describe + ": " + e.getMessage(), e);
         }
