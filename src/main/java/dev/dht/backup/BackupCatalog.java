@@ -8,6 +8,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.NoSuchFileException;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
@@ -18,20 +19,33 @@ import org.slf4j.LoggerFactory;
 /**
  * The backups at a location, read and written through their manifests: list, read one, write one, delete one, and
  * retention ({@code dht.backup.keep}: the newest completed backups are kept, older ones deleted, and failed ones
- * older than the oldest kept). Ids sort by their start time. Blocking: every method does the location's I/O.
+ * older than the oldest kept). Ids sort by their start time. A running manifest whose coordinator stopped writing it
+ * ({@link BackupManifest#isStale}) reads as failed, is written as failed by retention, and is then pruned as failed
+ * ones are; one that is not stale cannot be deleted, wherever it runs. Blocking: every method does the location's
+ * I/O.
  */
 public final class BackupCatalog {
     private static final Logger LOG = LoggerFactory.getLogger(BackupCatalog.class);
     private final BackupLocation location;
     private final int keep;
+    private final Clock clock;
 
-    /** The catalog of {@code location}, keeping {@code keep} completed backups. */
-    public BackupCatalog(BackupLocation location, int keep) {
+    /** The catalog of {@code location}, keeping {@code keep} completed backups; {@code clock} tells stale manifests. */
+    public BackupCatalog(BackupLocation location, int keep, Clock clock) {
         this.location = location;
         this.keep = keep;
+        this.clock = clock;
     }
 
-    /** Every backup whose manifest reads, newest first; one that does not read is logged and left out. */
+    /** The catalog of {@code location}, keeping {@code keep} completed backups, on the system clock. */
+    public BackupCatalog(BackupLocation location, int keep) {
+        this(location, keep, Clock.systemUTC());
+    }
+
+    /**
+     * Every backup whose manifest reads, newest first, a stale running one as failed; one that does not read is
+     * logged and left out.
+     */
     public List<BackupManifest> list() {
         List<BackupManifest> manifests = new ArrayList<>();
         try {
@@ -50,11 +64,23 @@ public final class BackupCatalog {
     }
 
     /**
-     * The manifest of backup {@code id}, empty if there is none.
+     * The manifest of backup {@code id}, empty if there is none; a stale running one as failed (not written).
      *
      * @throws BackupCorruptException if it does not read
      */
     public Optional<BackupManifest> read(String id) {
+        return readAsWritten(id).map(manifest -> manifest.isStale(clock.instant()) ? abandoned(manifest) : manifest);
+    }
+
+    /** {@code manifest}, running but stale, as failed. */
+    private static BackupManifest abandoned(BackupManifest manifest) {
+        String since = manifest.updatedAt() != null ? manifest.updatedAt() : manifest.startedAt();
+        return manifest.ended(BackupManifest.FAILED, "the coordinator " + (manifest.coordinator() == null ? ""
+                        : manifest.coordinator() + " ") + "stopped before the backup ended (its manifest was last"
+                        + " written at " + since + ")", since, List.of(), List.of());
+    }
+
+    private Optional<BackupManifest> readAsWritten(String id) {
         try (InputStream in = location.open(id, BackupManifest.FILE_NAME)) {
             return Optional.of(BackupManifest.fromJson(id + "/" + BackupManifest.FILE_NAME, in.readAllBytes()));
         } catch (NoSuchFileException | IllegalArgumentException e) {
@@ -89,10 +115,20 @@ public final class BackupCatalog {
         }
     }
 
-    /** Deletes backup {@code id}; false if there was none. */
+    /**
+     * Deletes backup {@code id}; false if there was none.
+     *
+     * @throws BackupRefusedException if its manifest says running and is not stale: its coordinator, whichever node
+     *                                it is, still writes it
+     */
     public boolean delete(String id) {
-        if (read(id).isEmpty()) {
+        Optional<BackupManifest> manifest = readAsWritten(id);
+        if (manifest.isEmpty()) {
             return false;
+        }
+        if (BackupManifest.RUNNING.equals(manifest.get().state()) && !manifest.get().isStale(clock.instant())) {
+            throw new BackupRefusedException("backup " + id + " is running"
+                    + (manifest.get().coordinator() == null ? "" : " on " + manifest.get().coordinator()));
         }
         try {
             location.delete(id);
@@ -103,18 +139,29 @@ public final class BackupCatalog {
         }
     }
 
-    /** Deletes completed backups beyond the newest {@code keep}, and failed ones older than the oldest kept. */
+    /**
+     * Writes stale running manifests as failed; then deletes completed backups beyond the newest {@code keep}, and
+     * failed ones older than the oldest kept.
+     */
     public void applyRetention() {
         List<BackupManifest> all = list();
+        for (BackupManifest manifest : all) {
+            if (BackupManifest.FAILED.equals(manifest.state()) && readAsWritten(manifest.id())
+                    .filter(written -> BackupManifest.RUNNING.equals(written.state())).isPresent()) {
+                LOG.warn("backup {}: failed: {}", manifest.id(), manifest.error());
+                write(manifest);
+            }
+        }
         List<BackupManifest> done = all.stream().filter(m -> BackupManifest.DONE.equals(m.state())).toList();
-        if (done.size() <= keep) {
+        if (done.isEmpty()) {
             return;
         }
-        String oldestKept = done.get(keep - 1).id();
+        String oldestKept = done.get(Math.min(keep, done.size()) - 1).id();
         for (BackupManifest manifest : all) {
             boolean stale = manifest.id().compareTo(oldestKept) < 0 && !BackupManifest.RUNNING.equals(manifest.state());
             if (stale) {
-                LOG.info("backup {}: deleted, beyond dht.backup.keep={}", manifest.id(), keep);
+                LOG.info("backup {}: deleted ({}), older than the oldest of the dht.backup.keep={} kept", manifest.id(),
+                        manifest.state(), keep);
                 delete(manifest.id());
             }
         }

@@ -6,10 +6,13 @@ import dev.dht.backup.format.BackupManifest.MemberPart;
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.metrics.BackupMetrics;
 import dev.dht.peer.PeerClient;
 import java.net.URI;
 import java.time.Clock;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
@@ -19,31 +22,40 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.springframework.web.reactive.function.client.WebClientRequestException;
 import org.springframework.web.reactive.function.client.WebClientResponseException;
+import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.publisher.Sinks;
 import reactor.core.scheduler.Scheduler;
 
 /**
  * Runs a cluster backup from the node it was asked on (its coordinator): writes the manifest as running, asks every
  * member of the current view for its part at once ({@link MemberBackup} here, {@link PeerClient#backup} on the
  * others), then writes the manifest as done, or as failed with a reason naming each member that was down or failed,
- * and applies {@code dht.backup.keep}. With {@code allowMissing} a backup still completes without the members that
- * failed, as long as at most {@link #allowedMissing} failed (the replication factor minus its majority: each key
- * written to a majority of its replicas then still has a copy), and the manifest lists them as missing.
+ * and applies {@code dht.backup.keep}. A part that fails on an overload (503, a full storage queue) or an unreachable
+ * member (a restart) is tried again with backoff for up to {@code dht.backup.retry-window} after its first such
+ * failure. With {@code allowMissing} a backup still completes without the members that failed, as long as at most
+ * {@link #allowedMissing} failed (the replication factor minus its majority: each key written to a majority of its
+ * replicas then still has a copy), and the manifest lists them as missing. While it runs the manifest is written
+ * again every {@link BackupManifest#HEARTBEAT} with each member's part, so every node shows the progress and knows
+ * the backup runs.
  *
- * <p>Threads: {@link #start} never blocks; manifest I/O runs on the backup scheduler. One backup runs at a time per
- * coordinator (and one part per node: a second backup started elsewhere fails on the members that are busy).
+ * <p>Threads: {@link #start} never blocks; manifest I/O runs on the backup scheduler. The backup runs whether or not
+ * the caller still waits for its id (a cancelled request leaves it running to its end, which frees this node for the
+ * next). One backup runs at a time per coordinator (and one part per node: a second backup started elsewhere fails on
+ * the members that are busy).
  */
 public final class BackupCoordinator {
     private static final Logger LOG = LoggerFactory.getLogger(BackupCoordinator.class);
     private static final DateTimeFormatter ID_TIME = DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'")
             .withZone(ZoneOffset.UTC);
+    private static final Duration FIRST_RETRY = Duration.ofMillis(500);
+    private static final Duration LONGEST_RETRY = Duration.ofSeconds(10);
     private final Membership membership;
     private final MemberBackup local;
     private final PeerClient peers;
@@ -51,18 +63,17 @@ public final class BackupCoordinator {
     private final Scheduler scheduler;
     private final BackupMetrics metrics;
     private final Clock clock;
-    private final Map<String, Running> running = new ConcurrentHashMap<>();
-
-    /** What a running backup has done so far, for {@code GET /actuator/backups/{id}}. */
-    record Running(BackupManifest manifest, List<MemberPart> parts, AtomicInteger membersDone) {
-    }
+    private final Duration retryWindow;
+    private final Map<String, BackupRun> running = new ConcurrentHashMap<>();
 
     /**
-     * @param catalog   the backups at the location, with retention
-     * @param scheduler where manifest I/O runs (it blocks)
+     * @param catalog     the backups at the location, with retention
+     * @param scheduler   where manifest I/O runs (it blocks)
+     * @param retryWindow {@code dht.backup.retry-window}: how long a member's part is tried again after an overload
+     *                    or an unreachable member; zero: not at all
      */
     public BackupCoordinator(Membership membership, MemberBackup local, PeerClient peers, BackupCatalog catalog,
-                             Scheduler scheduler, BackupMetrics metrics, Clock clock) {
+                             Scheduler scheduler, BackupMetrics metrics, Clock clock, Duration retryWindow) {
         this.membership = membership;
         this.local = local;
         this.peers = peers;
@@ -70,12 +81,13 @@ public final class BackupCoordinator {
         this.scheduler = scheduler;
         this.metrics = metrics;
         this.clock = clock;
+        this.retryWindow = retryWindow;
     }
 
     /**
      * Starts a backup of every member of the current view; completes with its id once its manifest is written as
-     * running (the rest runs in the background). Fails with {@link BackupRefusedException} if another backup runs
-     * on this node or this node is no member.
+     * running (the rest runs in the background, also if the returned Mono is cancelled). Fails with
+     * {@link BackupRefusedException} if another backup runs on this node or this node is no member.
      */
     public Mono<String> start(boolean allowMissing) {
         if (!membership.isMember()) {
@@ -85,55 +97,122 @@ public final class BackupCoordinator {
         Instant now = clock.instant();
         String id = ID_TIME.format(now) + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
         List<String> members = view.nodes().stream().map(URI::toString).toList();
-        BackupManifest manifest = new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.RUNNING, null,
-                now.toString(), null, view.epoch(), view.replicationFactor(), members, List.of(), List.of());
-        Running state = new Running(manifest, new CopyOnWriteArrayList<>(), new AtomicInteger());
+        BackupManifest first = new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.RUNNING, null,
+                now.toString(), null, view.epoch(), view.replicationFactor(), members, List.of(), List.of(),
+                membership.self().toString(), now.toString(), List.of());
+        BackupRun run = new BackupRun(first);
+        BackupManifest manifest = first.updated(now.toString(), run.progress("", -1));
         synchronized (running) {
             if (!running.isEmpty()) {
                 return Mono.error(new BackupRefusedException("backup " + running.keySet().iterator().next()
                         + " is running on this node"));
             }
-            running.put(id, state);
+            running.put(id, run);
         }
         LOG.info("backup {}: started by {} at epoch {} over {}", id, membership.self(), view.epoch(), members);
-        return Mono.fromRunnable(() -> catalog.write(manifest))
+        Sinks.One<String> written = Sinks.one();
+        Mono.fromRunnable(() -> catalog.write(manifest))
                 .subscribeOn(scheduler)
-                .doOnError(e -> running.remove(id))
-                .doOnSuccess(written -> run(state, view, allowMissing).subscribe())
-                .thenReturn(id);
+                .subscribe(null, e -> {
+                    running.remove(id);
+                    written.tryEmitError(e);
+                }, () -> {
+                    written.tryEmitValue(id);
+                    run(run, view, allowMissing).subscribe();
+                });
+        return written.asMono();
     }
 
     /** The parts of every member, then the final manifest; never fails (a failure is written into the manifest). */
-    private Mono<Void> run(Running state, ClusterView view, boolean allowMissing) {
-        String id = state.manifest().id();
+    private Mono<Void> run(BackupRun run, ClusterView view, boolean allowMissing) {
+        String id = run.manifest().id();
+        Disposable heartbeat = Flux.interval(BackupManifest.HEARTBEAT, BackupManifest.HEARTBEAT)
+                .onBackpressureDrop()
+                .concatMap(tick -> Mono.fromRunnable(() -> run.writeIfRunning(catalog, current(run)))
+                        .subscribeOn(scheduler)
+                        .onErrorResume(e -> {
+                            LOG.warn("backup {}: cannot write its manifest's heartbeat: {}", id, e.toString());
+                            return Mono.empty();
+                        }))
+                .subscribe();
         List<Mono<Outcome>> parts = new ArrayList<>();
         for (URI member : view.nodes()) {
-            Mono<MemberPart> part = member.equals(membership.self())
-                    ? local.run(id)
-                    : peers.backup(new Node(member, false), id).map(MemberPart::fromJson);
-            parts.add(part.doOnNext(done -> {
-                        state.parts().add(done);
-                        state.membersDone().incrementAndGet();
-                    })
+            parts.add(part(run, member, 1, 0)
+                    .doOnNext(done -> run.done(member.toString(), done))
                     .map(done -> new Outcome(member, done, null))
-                    .onErrorResume(e -> Mono.just(new Outcome(member, null, reason(member, e)))));
+                    .onErrorResume(e -> {
+                        String why = reason(member, e);
+                        run.failed(member.toString(), why);
+                        return Mono.just(new Outcome(member, null, why));
+                    }));
         }
         return Flux.merge(parts).collectList()
-                .flatMap(outcomes -> Mono.fromRunnable(() -> finish(state, outcomes, allowMissing)).subscribeOn(scheduler))
+                .flatMap(outcomes -> Mono.fromRunnable(() -> finish(run, outcomes, allowMissing)).subscribeOn(scheduler))
                 .onErrorResume(e -> {
                     LOG.error("backup {}: cannot write its manifest: {}", id, e.toString());
                     return Mono.empty();
                 })
-                .doFinally(signal -> running.remove(id))
+                .doFinally(signal -> {
+                    heartbeat.dispose();
+                    running.remove(id);
+                })
                 .then();
+    }
+
+    /**
+     * {@code member}'s part, attempt {@code attempt}; after a failure that {@link #retriable} names, tried again with
+     * backoff while less than the retry window passed since the first failure of the streak ({@code streakStart},
+     * nanoTime; 0 before any; an attempt that ran longer than the window starts a new streak).
+     */
+    private Mono<MemberPart> part(BackupRun run, URI member, int attempt, long streakStart) {
+        String id = run.manifest().id();
+        return Mono.defer(() -> {
+            run.attempt(member.toString());
+            long started = System.nanoTime();
+            Mono<MemberPart> call = member.equals(membership.self())
+                    ? local.run(id)
+                    : peers.backup(new Node(member, false), id).map(MemberPart::fromJson);
+            return call.onErrorResume(e -> {
+                long now = System.nanoTime();
+                long streak = streakStart == 0 || now - started > retryWindow.toNanos() ? now : streakStart;
+                if (!retriable(e) || now - streak >= retryWindow.toNanos()) {
+                    return Mono.error(e);
+                }
+                String why = reason(member, e);
+                run.retrying(member.toString(), why);
+                Duration delay = FIRST_RETRY.multipliedBy(1L << Math.min(attempt - 1, 5));
+                delay = delay.compareTo(LONGEST_RETRY) > 0 ? LONGEST_RETRY : delay;
+                LOG.info("backup {}: {}; attempt {} in {} ms", id, why, attempt + 1, delay.toMillis());
+                return Mono.delay(delay).then(part(run, member, attempt + 1, streak));
+            });
+        });
+    }
+
+    /**
+     * Whether a part's failure may pass: an overload (a full storage queue here, a 503 from the member), a member
+     * that just started, or no connection to it (down, restarting, the connection lost mid-scan). Not a refusal
+     * (no location, a part already running), a full disk, a node no longer a member, nor a failing write.
+     */
+    static boolean retriable(Throwable e) {
+        if (e instanceof OverloadedException overloaded) {
+            return overloaded.reason() != OverloadReason.DISK_FULL && overloaded.reason() != OverloadReason.NOT_A_MEMBER;
+        }
+        return e instanceof WebClientRequestException;
     }
 
     private record Outcome(URI member, MemberPart part, String error) {
     }
 
+    /** The manifest of {@code run} as of now, with each member's part. */
+    private BackupManifest current(BackupRun run) {
+        String self = membership.self().toString();
+        return run.manifest().updated(clock.instant().toString(), run.progress(self, local.progress(run.manifest().id())));
+    }
+
     /** Writes the final manifest (blocking) and applies retention. */
-    private void finish(Running state, List<Outcome> outcomes, boolean allowMissing) {
-        BackupManifest manifest = state.manifest();
+    private void finish(BackupRun run, List<Outcome> outcomes, boolean allowMissing) {
+        run.end();
+        BackupManifest manifest = current(run);
         List<MemberPart> done = new ArrayList<>();
         List<String> errors = new ArrayList<>();
         List<String> missing = new ArrayList<>();
@@ -192,20 +271,12 @@ public final class BackupCoordinator {
     }
 
     /**
-     * What this node knows of backup {@code id} while it coordinates it: members done, records written; empty if it
-     * does not coordinate it (the manifest then says all there is).
+     * Backup {@code id}'s manifest as of now, with each member's part, while this node coordinates it; empty if it
+     * does not (the manifest at the location then says all there is, as of its last heartbeat).
      */
-    public Optional<Map<String, Object>> progress(String id) {
-        Running state = running.get(id);
-        if (state == null) {
-            return Optional.empty();
-        }
-        long records = state.parts().stream().mapToLong(MemberPart::records).sum();
-        long localRecords = local.progress(id);
-        return Optional.of(Map.of(
-                "membersDone", state.membersDone().get(),
-                "members", state.manifest().members().size(),
-                "records", records + Math.max(0, localRecords)));
+    public Optional<BackupManifest> current(String id) {
+        BackupRun run = running.get(id);
+        return run == null ? Optional.empty() : Optional.of(current(run));
     }
 
     /** Whether backup {@code id} is running with this node as its coordinator. */

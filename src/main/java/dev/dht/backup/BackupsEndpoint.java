@@ -1,6 +1,8 @@
 package dev.dht.backup;
 
 import dev.dht.backup.format.BackupManifest;
+import dev.dht.backup.format.BackupManifest.PartStatus;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,14 +18,19 @@ import reactor.core.scheduler.Scheduler;
  * Actuator endpoint {@code backups}, the backups at {@code dht.backup.location}:
  * <ul>
  *   <li>{@code GET /actuator/backups}: {@code {"location": ..., "backups": [{"id", "state", "startedAt", "endedAt",
- *       "records", "bytes", "nodes": {URL: records}, "error"?, "missing"?}, ...]}}, newest first;</li>
- *   <li>{@code GET /actuator/backups/{id}}: one of them, with {@code "progress": {"membersDone", "members",
- *       "records"}} while it runs with this node as coordinator; 404 if unknown;</li>
+ *       "records", "bytes", "nodes": {URL: records}, "error"?, "missing"?, "coordinator"?, "updatedAt"?,
+ *       "members"?}, ...]}}, newest first;</li>
+ *   <li>{@code GET /actuator/backups/{id}}: one of them; while it runs also {@code "progress": {"membersDone",
+ *       "members", "records"}}, on any node (from the manifest the coordinator writes every 10 s; on the coordinator,
+ *       as of now); 404 if unknown;</li>
  *   <li>{@code DELETE /actuator/backups/{id}}: deletes it (cluster secret needed, 403 without); 204, 404 if unknown,
- *       409 while it runs here.</li>
+ *       409 while it runs, whichever node coordinates it.</li>
  * </ul>
  * {@code "state"} is {@code running}, {@code done} or {@code failed} (then {@code "error"} names the members that
- * failed). The location's I/O runs on the backup scheduler; nothing blocks an event loop.
+ * failed, or says the coordinator stopped: a running backup whose manifest was not written for a minute).
+ * {@code "members"} is each member's part: {@code {"node", "state": "running"|"retrying"|"done"|"failed",
+ * "records", "bytes", "attempts", "error"?}} (records so far while it runs where the coordinator knows them, its own
+ * part). The location's I/O runs on the backup scheduler; nothing blocks an event loop.
  */
 @Endpoint(id = "backups")
 public class BackupsEndpoint {
@@ -49,20 +56,22 @@ public class BackupsEndpoint {
         }).subscribeOn(scheduler);
     }
 
-    /** One backup, with its progress while this node coordinates it; 404 if unknown. */
+    /** One backup, with its progress while it runs; 404 if unknown. */
     @ReadOperation
     public Mono<WebEndpointResponse<Map<String, Object>>> get(@Selector String id) {
-        return Mono.fromCallable(() -> catalog.read(id)
+        return Mono.fromCallable(() -> coordinator.current(id).or(() -> catalog.read(id))
                         .map(manifest -> {
                             Map<String, Object> answer = describe(manifest);
-                            coordinator.progress(id).ifPresent(progress -> answer.put("progress", progress));
+                            if (BackupManifest.RUNNING.equals(manifest.state())) {
+                                answer.put("progress", progress(manifest));
+                            }
                             return new WebEndpointResponse<>(answer, 200);
                         })
                         .orElseGet(() -> notFound(id)))
                 .subscribeOn(scheduler);
     }
 
-    /** Deletes one backup: 204, 404 if unknown, 409 while it runs here. */
+    /** Deletes one backup: 204, 404 if unknown, 409 while it runs on any node. */
     @DeleteOperation
     public Mono<WebEndpointResponse<Map<String, Object>>> delete(@Selector String id) {
         if (coordinator.isRunning(id)) {
@@ -71,7 +80,19 @@ public class BackupsEndpoint {
         return Mono.fromCallable(() -> catalog.delete(id)
                         ? new WebEndpointResponse<Map<String, Object>>(204)
                         : notFound(id))
+                .onErrorResume(BackupRefusedException.class, refused -> Mono.just(
+                        new WebEndpointResponse<>(Map.of("error", refused.getMessage()), 409)))
                 .subscribeOn(scheduler);
+    }
+
+    /** Members done, members, records written so far. */
+    private static Map<String, Object> progress(BackupManifest manifest) {
+        Map<String, Object> progress = new LinkedHashMap<>();
+        progress.put("membersDone", manifest.progress().stream()
+                .filter(part -> BackupManifest.DONE.equals(part.state())).count());
+        progress.put("members", manifest.members().size());
+        progress.put("records", manifest.progress().stream().mapToLong(PartStatus::records).sum());
+        return progress;
     }
 
     private static WebEndpointResponse<Map<String, Object>> notFound(String id) {
@@ -95,6 +116,26 @@ public class BackupsEndpoint {
         }
         if (!manifest.missing().isEmpty()) {
             answer.put("missing", List.copyOf(manifest.missing()));
+        }
+        if (manifest.coordinator() != null) {
+            answer.put("coordinator", manifest.coordinator());
+            answer.put("updatedAt", manifest.updatedAt());
+        }
+        if (!manifest.progress().isEmpty()) {
+            List<Map<String, Object>> members = new ArrayList<>();
+            for (PartStatus part : manifest.progress()) {
+                Map<String, Object> member = new LinkedHashMap<>();
+                member.put("node", part.node());
+                member.put("state", part.state());
+                member.put("records", part.records());
+                member.put("bytes", part.bytes());
+                member.put("attempts", part.attempts());
+                if (part.error() != null) {
+                    member.put("error", part.error());
+                }
+                members.add(member);
+            }
+            answer.put("members", members);
         }
         return answer;
     }

@@ -24,19 +24,22 @@ import reactor.core.scheduler.Scheduler;
 
 /**
  * This node's part of a cluster backup: every record of its store (values, tombstones, TTLs, with their
- * timestamps) from one consistent LevelDB snapshot ({@link LocalStore#range}, read on the storage threads in
+ * timestamps) from one consistent LevelDB snapshot ({@link LocalStore#rangeBatches}, read on the storage threads in
  * batches that take turns with client requests) into member files at the backup location, split at
  * {@code dht.backup.file-size}, paced at {@code dht.backup.rate} bytes per second ({@link Pacer}).
  *
  * <p>Threads: the files are written on the backup scheduler given (blocking I/O, never an event loop); the
  * scheduler's thread waits for the rate and for the storage threads' batches. Memory: one block of the file
- * format and at most {@link #PREFETCH} records read ahead. One part runs at a time on a node: a second one fails
- * with {@link BackupRefusedException}.
+ * format and two batches of at most {@link #BATCH_RECORDS} records or {@link #BATCH_BYTES} bytes (or one larger
+ * record), the one written and the one read ahead. One part runs at a time on a node: a second one fails with
+ * {@link BackupRefusedException}.
  */
 public final class MemberBackup {
     private static final Logger LOG = LoggerFactory.getLogger(MemberBackup.class);
-    /** Records read ahead of the writer (a storage task reads about three quarters of this at a time). */
-    static final int PREFETCH = 256;
+    /** Records a storage task reads for the scan at most. */
+    static final int BATCH_RECORDS = 256;
+    /** Key and value bytes after which a storage task ends its batch (one larger record is a batch of its own). */
+    static final long BATCH_BYTES = 4 << 20;
     private static final byte[] FIRST_KEY = new byte[0];
     private final LocalStore store;
     private final BackupLocation location;
@@ -109,7 +112,9 @@ public final class MemberBackup {
         String prefix = fileStem(self);
         OutputStream stream = null;
         BackupFileWriter writer = null;
-        try (Stream<KeyedRecord> snapshot = store.range(FIRST_KEY, null).toStream(PREFETCH)) {
+        // one batch read ahead while the writer takes the other: memory bounded in bytes, whatever the values' sizes
+        try (Stream<KeyedRecord> snapshot = store.rangeBatches(FIRST_KEY, null, BATCH_RECORDS, BATCH_BYTES).toStream(1)
+                .flatMap(List::stream)) {
             for (var iterator = snapshot.iterator(); iterator.hasNext(); ) {
                 KeyedRecord entry = iterator.next();
                 if (writer == null) {

@@ -1,5 +1,6 @@
 package dev.dht.config;
 
+import dev.dht.backup.format.BackupFileFormat;
 import java.time.Duration;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.bind.DefaultValue;
@@ -11,7 +12,8 @@ import org.springframework.util.unit.DataSize;
  * environment variable {@code DHT_MAX_IN_FLIGHT_REQUESTS}, ...); checked when bound (a wrong one stops start-up
  * with an {@link InvalidSettingException} naming it). What each trades: docs/operations.md, "The settings explained".
  *
- * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. Default 8MB
+ * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. At most 64MB, the largest
+ *                               value a backup holds ({@link BackupFileFormat#MAX_VALUE_BYTES}). Default 8MB
  * @param maxInFlightBytes       client request-body bytes in flight at once; a body that would pass it gets 503. At
  *                               least maxValueSize. Default a quarter of the max heap, at least maxValueSize
  * @param maxInFlightRequests    client requests served at once; more get 503 at once. Default 1024
@@ -30,8 +32,9 @@ public record AdmissionProperties(
 
     /** Validates the settings and fills in the default of {@code maxInFlightBytes}; see the record comment. */
     public AdmissionProperties {
-        if (maxValueSize.toBytes() < 0 || maxValueSize.toBytes() > Integer.MAX_VALUE - 1024) {
-            throw new InvalidSettingException("dht.max-value-size", "must be between 0 and 2GB, was " + maxValueSize);
+        if (maxValueSize.toBytes() < 0 || maxValueSize.toBytes() > BackupFileFormat.MAX_VALUE_BYTES) {
+            throw new InvalidSettingException("dht.max-value-size", "must be between 0 and 64MB (the largest value"
+                    + " a backup holds), was " + maxValueSize);
         }
         if (maxInFlightBytes == null) {
             maxInFlightBytes = defaultMaxInFlightBytes(maxValueSize);

@@ -6,9 +6,11 @@ import dev.dht.backup.BackupEndpoint;
 import dev.dht.backup.BackupsEndpoint;
 import dev.dht.backup.MemberBackup;
 import dev.dht.backup.UnconfiguredLocation;
+import dev.dht.backup.format.BackupFileFormat;
 import dev.dht.backup.format.BackupManifest;
 import dev.dht.backup.location.BackupLocation;
 import dev.dht.backup.location.BackupLocations;
+import dev.dht.backup.location.S3BackupLocation;
 import dev.dht.cluster.Membership;
 import dev.dht.metrics.BackupMetrics;
 import dev.dht.node.ThreadPriority;
@@ -55,7 +57,11 @@ public class BackupConfiguration {
         if (location.isEmpty()) {
             return new UnconfiguredLocation();
         }
-        return BackupLocations.of(location, backup.s3Endpoint(), backup.s3Region(), backup.s3PathStyle());
+        // a file closes once it holds file-size, after a last block of at most the largest value and two targets
+        long largestFile = backup.fileSize().toBytes() + BackupFileFormat.MAX_VALUE_BYTES
+                + 2L * BackupFileFormat.BLOCK_TARGET_BYTES;
+        return BackupLocations.of(location, new S3BackupLocation.S3Options(backup.s3Endpoint(), backup.s3Region(),
+                backup.s3PathStyle(), backup.s3().encryption(), backup.s3().uploadMemory().toBytes(), largestFile));
     }
 
     @Bean
@@ -90,10 +96,11 @@ public class BackupConfiguration {
     }
 
     @Bean
-    BackupCoordinator backupCoordinator(Membership membership, MemberBackup local, PeerClient peers,
+    BackupCoordinator backupCoordinator(DhtProperties properties, Membership membership, MemberBackup local, PeerClient peers,
                                         BackupCatalog catalog, @Qualifier("backup") Scheduler scheduler,
                                         BackupMetrics metrics) {
-        return new BackupCoordinator(membership, local, peers, catalog, scheduler, metrics, Clock.systemUTC());
+        return new BackupCoordinator(membership, local, peers, catalog, scheduler, metrics, Clock.systemUTC(),
+                properties.backup().retryWindow());
     }
 
     @Bean

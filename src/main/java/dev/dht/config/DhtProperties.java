@@ -1,5 +1,6 @@
 package dev.dht.config;
 
+import dev.dht.backup.location.ObjectEncryption;
 import dev.dht.storage.StorageEngine;
 import java.io.IOException;
 import java.net.URI;
@@ -291,6 +292,9 @@ public record DhtProperties(
      *                    S3-compatible stores need. Default false
      * @param nice        Linux nice value (0-19) of the threads that encode, compress, checksum and write backup
      *                    files, so that a backup takes the CPU requests leave idle; 0: as the rest. Default 19
+     * @param retryWindow how long a member's part that failed on an overload (503) or an unreachable member (a
+     *                    restart) is tried again, with backoff, before the backup fails; 0: not at all. Default 60s
+     * @param s3          settings of S3 locations beyond the endpoint: encryption, upload memory
      */
     public record Backup(
             @DefaultValue("") String location,
@@ -300,7 +304,9 @@ public record DhtProperties(
             @DefaultValue("") String s3Endpoint,
             @DefaultValue("us-east-1") String s3Region,
             @DefaultValue("false") boolean s3PathStyle,
-            @DefaultValue("19") int nice) {
+            @DefaultValue("19") int nice,
+            @DefaultValue("60s") Duration retryWindow,
+            @DefaultValue S3 s3) {
 
         /** Validates the backup settings. */
         public Backup {
@@ -312,12 +318,53 @@ public record DhtProperties(
                 throw new InvalidSettingException("dht.backup.rate", "must be at least 1KB (per second), was " + rate);
             }
             InvalidSettingException.requireAtLeast("dht.backup.keep", keep, 1);
-            if (fileSize.toBytes() < DataSize.ofMegabytes(1).toBytes()) {
-                throw new InvalidSettingException("dht.backup.file-size", "must be at least 1MB, was " + fileSize);
+            if (fileSize.toBytes() < DataSize.ofMegabytes(1).toBytes()
+                    || fileSize.toBytes() > DataSize.ofTerabytes(4).toBytes()) {
+                throw new InvalidSettingException("dht.backup.file-size", "must be 1MB to 4TB (an S3 object holds at"
+                        + " most 5TB), was " + fileSize);
             }
             if (nice < 0 || nice > 19) {
                 throw new InvalidSettingException("dht.backup.nice", "must be 0..19, was " + nice);
             }
+            if (retryWindow.isNegative()) {
+                throw new InvalidSettingException("dht.backup.retry-window", "must be 0 or more, was " + retryWindow);
+            }
+        }
+    }
+
+    /**
+     * Settings of S3 backup locations, prefix {@code dht.backup.s3} (docs/backup.md).
+     *
+     * @param sse          server-side encryption of every object a backup writes: empty (the bucket's default),
+     *                     {@code AES256} (SSE-S3) or {@code aws:kms} (SSE-KMS). Default empty
+     * @param kmsKeyId     the KMS key of {@code aws:kms} (id or ARN); empty: the account's {@code aws/s3} key.
+     *                     Default empty
+     * @param uploadMemory bytes of multipart parts a node uploads at once, at most (at least one part goes); parts
+     *                     are 8 MiB, larger where {@code dht.backup.file-size} needs more than 10 000 of them.
+     *                     Default 64MB
+     */
+    public record S3(
+            @DefaultValue("") String sse,
+            @DefaultValue("") String kmsKeyId,
+            @DefaultValue("64MB") DataSize uploadMemory) {
+
+        /** Validates the S3 settings. */
+        public S3 {
+            try {
+                ObjectEncryption.of(sse, kmsKeyId);
+            } catch (IllegalArgumentException e) {
+                throw new InvalidSettingException(kmsKeyId.isBlank() ? "dht.backup.s3.sse" : "dht.backup.s3.kms-key-id",
+                        e.getMessage());
+            }
+            if (uploadMemory.toBytes() < DataSize.ofMegabytes(8).toBytes()) {
+                throw new InvalidSettingException("dht.backup.s3.upload-memory", "must be at least 8MB (one part), was "
+                        + uploadMemory);
+            }
+        }
+
+        /** The encryption {@link #sse} and {@link #kmsKeyId} name. */
+        public ObjectEncryption encryption() {
+            return ObjectEncryption.of(sse, kmsKeyId);
         }
     }
 }

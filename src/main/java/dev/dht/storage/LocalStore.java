@@ -195,6 +195,39 @@ public final class LocalStore implements AutoCloseable {
     }
 
     /**
+     * Like {@link #range}, in batches: each batch is read by one storage task and holds up to {@code maxRecords}
+     * records, fewer once their keys and values reach {@code maxBytes} (at least one record: a larger one is a batch
+     * of its own). A reader that requests one batch at a time so holds at most two batches, bounded in bytes rather
+     * than records whatever the values' sizes.
+     *
+     * @param end exclusive bound or null
+     */
+    public Flux<List<KeyedRecord>> rangeBatches(byte[] start, byte[] end, int maxRecords, long maxBytes) {
+        return Flux.<List<KeyedRecord>, RecordRepository.Cursor>generate(
+                        () -> metrics.range().record(() -> repository.range(start, end)),
+                        (cursor, sink) -> {
+                            List<KeyedRecord> batch = new ArrayList<>();
+                            long bytes = 0;
+                            while (batch.size() < maxRecords && bytes < maxBytes && cursor.hasNext()) {
+                                KeyedRecord entry = cursor.next();
+                                batch.add(entry);
+                                bytes += entry.key().length + entry.record().value().length;
+                            }
+                            if (batch.isEmpty()) {
+                                sink.complete();
+                            } else {
+                                sink.next(batch);
+                            }
+                            return cursor;
+                        },
+                        RecordRepository.Cursor::close)
+                .subscribeOn(storage.scheduler())
+                .transform(Operators.<List<KeyedRecord>, List<KeyedRecord>>lift(
+                        (scannable, downstream) -> new RejectedRequestToError<>(downstream)))
+                .onErrorMap(RejectedExecutionException.class, this::refused);
+    }
+
+    /**
      * {@code subscribeOn} runs each {@code request(n)} as a storage task; when the queue refuses that task it
      * throws the {@link RejectedExecutionException} out of {@code request(n)} (into whoever asked for more, e.g.
      * a Netty event loop) instead of signalling it, and the stream then neither continues nor ends. This turns

@@ -13,6 +13,9 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.io.UncheckedIOException;
 import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.ZoneOffset;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -28,7 +31,8 @@ class BackupCatalogTest {
     @Test
     void aManifestWhoseWriteFailsIsNotPublished() {
         FailingWrites location = new FailingWrites(new FileBackupLocation(root));
-        BackupCatalog catalog = new BackupCatalog(location, 3);
+        BackupCatalog catalog = new BackupCatalog(location, 3,
+                Clock.fixed(Instant.parse("2026-11-29T06:00:10Z"), ZoneOffset.UTC));
         BackupManifest running = manifest("20261129T060000Z-0001", BackupManifest.RUNNING);
         BackupManifest other = manifest("20261129T060000Z-0002", BackupManifest.RUNNING);
         catalog.write(running);

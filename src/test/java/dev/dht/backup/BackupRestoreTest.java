@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Cluster backups to a directory while a 3-node cluster serves, and restores with the {@code restore} command, all
- * with real nodes in this JVM: a backup taken under write load restores into a 5-node cluster with every write
+ * with real nodes in this JVM: a backup taken under write load restores into a 5-node cluster (its actuator on a
+ * management port of its own, which the restore does not need) with every write
  * acknowledged before it (values in their version, deletes deleted even over older values the target held, expired
  * values absent), its encoding done by threads at nice 19; a member down fails the backup naming it, unless
  * allowMissing, and
@@ -60,8 +61,10 @@ class BackupRestoreTest {
     }
 
     private InProcessCluster startSource() {
+        // a member down fails a backup at once, not after a minute of attempts
         source = InProcessCluster.start(3, root.resolve("source"), Map.of(
-                "dht.backup.location", "file:" + backups(), "dht.replica-timeout", "10s", "dht.repair.interval", "0"));
+                "dht.backup.location", "file:" + backups(), "dht.replica-timeout", "10s", "dht.repair.interval", "0",
+                "dht.backup.retry-window", "0s"));
         return source;
     }
 
@@ -89,7 +92,9 @@ class BackupRestoreTest {
 
     @Test
     void backupUnderWriteLoadRestoresIntoALargerCluster() throws Exception {
-        target = InProcessCluster.start(5, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        // the actuator on a port of its own (random), as on Kubernetes: a restore needs only the API port
+        target = InProcessCluster.start(5, root.resolve("target"), Map.of("dht.replica-timeout", "10s",
+                "management.server.port", "0"));
         for (int i = 0; i < KEYS; i += 10) {
             String id = "key-" + i;
             await().atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)

@@ -83,6 +83,8 @@ class InvalidSettingsTest {
                         alone("--dht.repair.max-rate=0")),
                 Arguments.of("no scanned record per second", "dht.repair.scan-rate",
                         alone("--dht.repair.scan-rate=0")),
+                Arguments.of("value size over what a backup holds", "dht.max-value-size",
+                        alone("--dht.max-value-size=65MB")),
                 Arguments.of("no body bytes in flight", "dht.max-in-flight-bytes",
                         alone("--dht.max-in-flight-bytes=0")),
                 Arguments.of("body bytes in flight below the value size", "dht.max-in-flight-bytes",

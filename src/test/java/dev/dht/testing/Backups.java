@@ -25,6 +25,8 @@ import java.util.function.IntSupplier;
  */
 public final class Backups {
     private static final ObjectMapper JSON = new ObjectMapper();
+    /** How long a backup request may take to be answered: its I/O waits for the backup threads, on a busy machine. */
+    private static final Duration ANSWER_TIMEOUT = Duration.ofSeconds(30);
 
     private Backups() {
     }
@@ -94,7 +96,7 @@ public final class Backups {
     /** {@code POST /actuator/backup} on {@code client}'s node with the test secret; returns the backup id (202). */
     public static String start(DhtClient client, boolean allowMissing) {
         HttpResponse<byte[]> response = client.admin("/actuator/backup",
-                allowMissing ? "{\"allowMissing\": true}" : null, InProcessCluster.SECRET);
+                allowMissing ? "{\"allowMissing\": true}" : null, InProcessCluster.SECRET, ANSWER_TIMEOUT);
         assertThat(response.statusCode()).as("POST /actuator/backup: %s", body(response)).isEqualTo(202);
         return json(response).get("id").asText();
     }
@@ -107,7 +109,7 @@ public final class Backups {
 
     /** {@code GET /actuator/backups/{id}}, null on 404. */
     public static JsonNode get(DhtClient client, String id) {
-        HttpResponse<byte[]> response = client.send("GET", "/actuator/backups/" + id, new byte[0]);
+        HttpResponse<byte[]> response = client.send("GET", "/actuator/backups/" + id, new byte[0], ANSWER_TIMEOUT);
         if (response.statusCode() == 404) {
             return null;
         }
@@ -117,7 +119,7 @@ public final class Backups {
 
     /** {@code GET /actuator/backups}. */
     public static JsonNode list(DhtClient client) {
-        HttpResponse<byte[]> response = client.send("GET", "/actuator/backups", new byte[0]);
+        HttpResponse<byte[]> response = client.send("GET", "/actuator/backups", new byte[0], ANSWER_TIMEOUT);
         assertThat(response.statusCode()).isEqualTo(200);
         return json(response);
     }

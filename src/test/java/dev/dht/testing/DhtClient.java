@@ -62,6 +62,12 @@ public final class DhtClient {
                 .method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
     }
 
+    /** Like {@link #send(String, String, byte[])}, waiting up to {@code timeout} for the answer. */
+    public HttpResponse<byte[]> send(String method, String pathAndQuery, byte[] body, Duration timeout) {
+        return send(HttpRequest.newBuilder(base.resolve(pathAndQuery)).timeout(timeout)
+                .method(method, HttpRequest.BodyPublishers.ofByteArray(body)));
+    }
+
     /** Like {@link #send(String, String, byte[])}, with one extra request header. */
     public HttpResponse<byte[]> send(String method, String pathAndQuery, byte[] body, String header, String value) {
         return send(HttpRequest.newBuilder(base.resolve(pathAndQuery)).header(header, value)

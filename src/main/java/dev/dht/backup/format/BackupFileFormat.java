@@ -28,8 +28,20 @@ public final class BackupFileFormat {
     static final int TRAILER_BYTES = 20;
     /** Uncompressed bytes a writer gathers before it closes a block (a single larger entry makes a larger one). */
     public static final int BLOCK_TARGET_BYTES = 1 << 20;
-    /** Largest block a reader accepts, raw or stored: a corrupt length must not make it allocate without bound. */
-    static final int MAX_BLOCK_BYTES = 64 << 20;
+    /**
+     * Largest value a member file holds, 64 MiB: {@code dht.max-value-size} may not be set above it, so that every
+     * value a node accepts backs up and restores; a writer refuses a larger one.
+     */
+    public static final int MAX_VALUE_BYTES = 64 << 20;
+    /** Largest key a writer accepts (keys come from a URL's query, far shorter). */
+    static final int MAX_KEY_BYTES = 1 << 16;
+    /**
+     * Largest block a reader accepts, raw or stored: a block closes once it holds {@link #BLOCK_TARGET_BYTES}, so it
+     * holds less than that plus one entry of the largest key and value; stored, Zstandard adds at most 1/255 to
+     * incompressible bytes, within the second target's margin. A corrupt length must not make a reader allocate
+     * without bound.
+     */
+    static final int MAX_BLOCK_BYTES = MAX_VALUE_BYTES + 2 * BLOCK_TARGET_BYTES;
     /** Bytes of an entry besides its key and value. */
     public static final int ENTRY_OVERHEAD_BYTES = 4 + 8 + 1 + 1 + 8 + 4;
     /** Flag bit of a tombstone. */

@@ -31,8 +31,8 @@ public final class BackupFileWriter implements Closeable {
     private final DigestOutputStream digest;
     private final CountingStream counted;
     private final DataOutputStream out;
-    private final ByteArrayOutputStream block = new ByteArrayOutputStream(BackupFileFormat.BLOCK_TARGET_BYTES + 4096);
-    private final DataOutputStream entries = new DataOutputStream(block);
+    private ByteArrayOutputStream block = newBlock();
+    private DataOutputStream entries = new DataOutputStream(block);
     private byte[] lastKey;
     private long records;
     private long blocks;
@@ -69,13 +69,21 @@ public final class BackupFileWriter implements Closeable {
      * Appends {@code entry}; a block is compressed and written once it holds
      * {@link BackupFileFormat#BLOCK_TARGET_BYTES}.
      *
-     * @throws IllegalArgumentException if the key does not follow the previous one in unsigned byte order
+     * @throws IllegalArgumentException if the key does not follow the previous one in unsigned byte order, or the
+     *                                  value is over {@link BackupFileFormat#MAX_VALUE_BYTES} (a reader would refuse
+     *                                  its block)
      * @throws IOException              if the stream fails
      */
     public void write(KeyedRecord entry) throws IOException {
         byte[] key = entry.key();
         if (lastKey != null && Arrays.compareUnsigned(lastKey, key) >= 0) {
             throw new IllegalArgumentException(name + ": keys must be written in increasing order");
+        }
+        if (entry.record().value().length > BackupFileFormat.MAX_VALUE_BYTES
+                || key.length > BackupFileFormat.MAX_KEY_BYTES) {
+            throw new IllegalArgumentException(name + ": a value of " + entry.record().value().length
+                    + " bytes or key of " + key.length + " bytes is over a backup's limit of "
+                    + BackupFileFormat.MAX_VALUE_BYTES + " and " + BackupFileFormat.MAX_KEY_BYTES);
         }
         lastKey = key;
         Record record = entry.record();
@@ -98,7 +106,13 @@ public final class BackupFileWriter implements Closeable {
             return;
         }
         byte[] raw = block.toByteArray();
-        block.reset();
+        if (block.size() > 2 * BackupFileFormat.BLOCK_TARGET_BYTES) {
+            // a large value grew the buffer: let it go rather than hold its size for the rest of the file
+            block = newBlock();
+            entries = new DataOutputStream(block);
+        } else {
+            block.reset();
+        }
         byte[] stored = Zstd.compress(raw, BackupFileFormat.ZSTD_LEVEL);
         ByteBuffer lengths = ByteBuffer.allocate(8).putInt(raw.length).putInt(stored.length);
         CRC32C crc = new CRC32C();
@@ -108,6 +122,10 @@ public final class BackupFileWriter implements Closeable {
         out.writeInt((int) crc.getValue());
         out.write(stored);
         blocks++;
+    }
+
+    private static ByteArrayOutputStream newBlock() {
+        return new ByteArrayOutputStream(BackupFileFormat.BLOCK_TARGET_BYTES + 4096);
     }
 
     /** Bytes written to the stream so far (the last block not yet compressed is not counted). */

@@ -1,6 +1,8 @@
 package dev.dht.backup.format;
 
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
@@ -25,10 +27,16 @@ import tools.jackson.databind.json.JsonMapper;
  * @param members           the view's members' URLs
  * @param nodes             each member's part that was written (a member missing under allowMissing has none)
  * @param missing           members left out under allowMissing (empty otherwise)
+ * @param coordinator       the URL of the node that runs the backup, or null (a manifest of an older version)
+ * @param updatedAt         when the coordinator last wrote the manifest, ISO-8601: while the backup runs it does so
+ *                          every {@link #HEARTBEAT}, so a running manifest not written for {@link #STALE_AFTER} is
+ *                          one whose coordinator stopped; null in older manifests
+ * @param progress          each member's part as the coordinator last saw it (state, attempts, records when done)
  */
 public record BackupManifest(int formatVersion, String id, String state, String error, String startedAt,
                              String endedAt, long epoch, int replicationFactor, List<String> members,
-                             List<MemberPart> nodes, List<String> missing) {
+                             List<MemberPart> nodes, List<String> missing, String coordinator, String updatedAt,
+                             List<PartStatus> progress) {
     /** The manifest's file name within a backup. */
     public static final String FILE_NAME = "manifest.json";
     /** State of a backup still being written. */
@@ -37,6 +45,10 @@ public record BackupManifest(int formatVersion, String id, String state, String 
     public static final String DONE = "done";
     /** State of a failed backup (its files are not restorable). */
     public static final String FAILED = "failed";
+    /** How often the coordinator writes the manifest of a running backup again. */
+    public static final Duration HEARTBEAT = Duration.ofSeconds(10);
+    /** Age of its last write after which a running manifest is taken for one whose coordinator stopped. */
+    public static final Duration STALE_AFTER = Duration.ofSeconds(60);
     private static final JsonMapper JSON = JsonMapper.builder()
             .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
             .enable(SerializationFeature.INDENT_OUTPUT)
@@ -47,7 +59,36 @@ public record BackupManifest(int formatVersion, String id, String state, String 
         members = members == null ? List.of() : List.copyOf(members);
         nodes = nodes == null ? List.of() : List.copyOf(nodes);
         missing = missing == null ? List.of() : List.copyOf(missing);
+        progress = progress == null ? List.of() : List.copyOf(progress);
     }
+
+    /** A manifest without coordinator, heartbeat or progress (as an older version wrote them). */
+    public BackupManifest(int formatVersion, String id, String state, String error, String startedAt,
+                          String endedAt, long epoch, int replicationFactor, List<String> members,
+                          List<MemberPart> nodes, List<String> missing) {
+        this(formatVersion, id, state, error, startedAt, endedAt, epoch, replicationFactor, members, nodes, missing,
+                null, null, List.of());
+    }
+
+    /**
+     * One member's part as the coordinator sees it.
+     *
+     * @param node     the member's URL
+     * @param state    {@value #PART_RUNNING}, {@value #PART_RETRYING} (its last attempt failed on an overload or an
+     *                 unreachable member, another follows), {@value #DONE} or {@value #FAILED}
+     * @param records  records in its files once done, records written so far while it runs where the coordinator
+     *                 knows them (its own part), else 0
+     * @param bytes    bytes of its files once done, else 0
+     * @param attempts attempts made so far (the first included)
+     * @param error    why its last attempt failed, or null
+     */
+    public record PartStatus(String node, String state, long records, long bytes, int attempts, String error) {
+    }
+
+    /** A part being written. */
+    public static final String PART_RUNNING = "running";
+    /** A part whose last attempt failed and that is tried again. */
+    public static final String PART_RETRYING = "retrying";
 
     /**
      * One member's part of a backup.
@@ -82,11 +123,33 @@ public record BackupManifest(int formatVersion, String id, String state, String 
         }
     }
 
-    /** This manifest with {@code state}, {@code error} and {@code endedAt} replaced. */
+    /** This manifest with {@code state}, {@code error}, {@code endedAt}, the parts and the missing replaced. */
     public BackupManifest ended(String newState, String newError, String newEndedAt, List<MemberPart> newNodes,
                                 List<String> newMissing) {
         return new BackupManifest(formatVersion, id, newState, newError, startedAt, newEndedAt, epoch,
-                replicationFactor, members, newNodes, newMissing);
+                replicationFactor, members, newNodes, newMissing, coordinator, newEndedAt, progress);
+    }
+
+    /** This manifest as written at {@code now} with {@code newProgress}. */
+    public BackupManifest updated(String now, List<PartStatus> newProgress) {
+        return new BackupManifest(formatVersion, id, state, error, startedAt, endedAt, epoch, replicationFactor,
+                members, nodes, missing, coordinator, now, newProgress);
+    }
+
+    /**
+     * Whether this manifest says running but was last written more than {@link #STALE_AFTER} before {@code now}
+     * (its start, in a manifest without {@code updatedAt}): its coordinator stopped before it ended.
+     */
+    public boolean isStale(Instant now) {
+        if (!RUNNING.equals(state)) {
+            return false;
+        }
+        String written = updatedAt != null ? updatedAt : startedAt;
+        try {
+            return Instant.parse(written).plus(STALE_AFTER).isBefore(now);
+        } catch (RuntimeException e) {
+            return true;
+        }
     }
 
     /** Records of every member part. */

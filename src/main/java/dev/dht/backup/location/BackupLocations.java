@@ -9,7 +9,7 @@ public final class BackupLocations {
     }
 
     /**
-     * The location {@code uri} names.
+     * The location {@code uri} names, to read from (a restore).
      *
      * @param s3Endpoint  an S3 endpoint override (S3-compatible stores), empty for AWS
      * @param s3Region    the S3 region
@@ -17,11 +17,20 @@ public final class BackupLocations {
      * @throws IllegalArgumentException if {@code uri} is neither {@code file:} nor {@code s3://}
      */
     public static BackupLocation of(String uri, String s3Endpoint, String s3Region, boolean s3PathStyle) {
+        return of(uri, S3BackupLocation.S3Options.forReading(s3Endpoint, s3Region, s3PathStyle));
+    }
+
+    /**
+     * The location {@code uri} names, an S3 one with {@code s3}'s options.
+     *
+     * @throws IllegalArgumentException if {@code uri} is neither {@code file:} nor {@code s3://}
+     */
+    public static BackupLocation of(String uri, S3BackupLocation.S3Options s3) {
         if (uri.startsWith("file:")) {
             return new FileBackupLocation(Path.of(uri.substring("file:".length())));
         }
         if (uri.startsWith("s3://")) {
-            return S3BackupLocation.create(uri, s3Endpoint, s3Region, s3PathStyle);
+            return S3BackupLocation.create(uri, s3);
         }
         throw new IllegalArgumentException("a backup location is file:/path or s3://bucket/prefix, was " + uri);
     }

@@ -26,14 +26,18 @@ import java.util.concurrent.CompletionException;
 /**
  * Reads one backup and verifies it, or restores it into a {@link TargetCluster}: the members' files merged into one
  * key-ordered stream with one record per key ({@link MergedRecords}), expired values skipped, written in batches of
- * up to {@value #BATCH_RECORDS} records with up to {@value #IN_FLIGHT} batches in flight, paced, and checkpointed in
- * key order so that a restore stopped at any point resumes after the last batch acknowledged. Memory: the batches in
- * flight and one block per member. Blocking: runs on the caller's thread, which also waits for the rate
+ * up to {@value #BATCH_RECORDS} records or {@value #BATCH_BYTES} bytes of keys and values (a larger record alone)
+ * with up to {@value #IN_FLIGHT} batches and {@value #IN_FLIGHT_BYTES} bytes in flight (at least one batch), paced,
+ * and checkpointed in key order so that a restore stopped at any point resumes after the last batch acknowledged.
+ * Memory, bounded in bytes whatever the values' sizes: the batches in flight, their encoded calls (one per replica
+ * at a time) and one block per member file. Blocking: runs on the caller's thread, which also waits for the rate
  * ({@link Pacer#acquire}).
  */
 final class Restore {
     static final int BATCH_RECORDS = 512;
+    static final int BATCH_BYTES = 1 << 20;
     static final int IN_FLIGHT = 8;
+    static final int IN_FLIGHT_BYTES = 16 << 20;
     private final BackupLocation location;
     private final String backupId;
     private final PrintStream out;
@@ -149,6 +153,8 @@ final class Restore {
         long written = checkpoint.records();
         long bytes = 0;
         long expired = 0;
+        long batchBytes = 0;
+        long inFlightBytes = 0;
         try {
             MergedRecords merged = new MergedRecords(parts);
             byte[] resumeAfter = checkpoint.lastKey();
@@ -167,24 +173,28 @@ final class Restore {
                     expired++;
                 } else {
                     batch.add(entry);
-                    bytes += entry.key().length + entry.record().value().length;
+                    int size = entry.key().length + entry.record().value().length;
+                    bytes += size;
+                    batchBytes += size;
                 }
-                if (batch.size() >= BATCH_RECORDS) {
+                if (batch.size() >= BATCH_RECORDS || batchBytes >= BATCH_BYTES) {
                     pacer.acquire(batch.size());
-                    window.add(new Batch(batchLastKey, batch.size(), target.write(batch)));
+                    window.add(new Batch(batchLastKey, batch.size(), batchBytes, target.write(batch)));
+                    inFlightBytes += batchBytes;
                     batch = new ArrayList<>();
-                    if (window.size() >= IN_FLIGHT) {
-                        written += acknowledge(window.poll(), checkpoint);
-                    }
-                    while (!window.isEmpty() && window.peek().write().isDone()) {
-                        written += acknowledge(window.poll(), checkpoint);
+                    batchBytes = 0;
+                    while (!window.isEmpty() && (window.size() >= IN_FLIGHT || inFlightBytes >= IN_FLIGHT_BYTES
+                            || window.peek().write().isDone())) {
+                        Batch oldest = window.poll();
+                        written += acknowledge(oldest, checkpoint);
+                        inFlightBytes -= oldest.bytes();
                     }
                 }
                 progress.update(merged.read(), written, bytes, false);
             }
             if (batchLastKey != null) {
                 pacer.acquire(batch.size());
-                window.add(new Batch(batchLastKey, batch.size(),
+                window.add(new Batch(batchLastKey, batch.size(), batchBytes,
                         batch.isEmpty() ? CompletableFuture.completedFuture(null) : target.write(batch)));
             }
             while (!window.isEmpty()) {
@@ -200,7 +210,7 @@ final class Restore {
         return written;
     }
 
-    private record Batch(byte[] lastKey, int records, CompletableFuture<Void> write) {
+    private record Batch(byte[] lastKey, int records, long bytes, CompletableFuture<Void> write) {
     }
 
     /** Waits for {@code batch}, then moves the checkpoint past it; returns its records. */

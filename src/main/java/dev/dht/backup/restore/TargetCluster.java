@@ -1,8 +1,7 @@
 package dev.dht.backup.restore;
 
 import dev.dht.cluster.ClusterView;
-import dev.dht.cluster.Member;
-import dev.dht.cluster.MemberState;
+import dev.dht.cluster.ClusterViewFile;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.Placement;
 import dev.dht.peer.InternalProtocol;
@@ -24,21 +23,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
- * The cluster a backup is restored into: its view read once from {@code GET /actuator/cluster}, and writes of
+ * The cluster a backup is restored into: its view read once from {@code GET /internal/cluster/view}, and writes of
  * record batches to each key's replicas under that view ({@link Placement#newReplicasAtMost}; the record's own
  * replica count, at least the target's replication factor, capped at its size: {@link #placed}) through the internal write path ({@code POST /internal/records},
  * {@code PUT /internal/record} for a record too large for a batch) with the cluster secret, so records keep their
  * timestamps and the replicas' last-write-wins keeps whichever version is newer. A call that fails is retried with
  * backoff ({@value #ATTEMPTS} attempts); a batch succeeds when every record was acknowledged by a majority of its
- * replicas. Asynchronous (the JDK's HttpClient); thread-safe.
+ * replicas. Memory: the batch given, and per replica one call's encoded body at a time (a batch's calls to a replica
+ * go one after the other). Asynchronous (the JDK's HttpClient); thread-safe.
  */
 final class TargetCluster {
     static final int ATTEMPTS = 6;
-    private static final JsonMapper JSON = JsonMapper.builder().build();
     private final HttpClient http;
     private final String secret;
     private final Placement placement;
@@ -52,39 +49,41 @@ final class TargetCluster {
     }
 
     /**
-     * Reads the view of the first of {@code nodes} that answers {@code GET /actuator/cluster}.
+     * Reads the view of the first of {@code nodes} that answers {@code GET /internal/cluster/view} with the cluster
+     * secret: the internal protocol on the API port, the one port a restore needs (the records go there too), also
+     * where the actuator has a management port of its own.
      *
-     * @throws RestoreException if none answers, or a membership change is in progress there
+     * @throws RestoreException if none answers (403: the secret is not the cluster's), or a membership change is in
+     *                          progress there
      */
     static TargetCluster connect(HttpClient http, String secret, List<URI> nodes) throws InterruptedException {
         List<String> failures = new ArrayList<>();
         for (URI node : nodes) {
             try {
-                HttpResponse<String> response = http.send(HttpRequest.newBuilder(node.resolve("/actuator/cluster"))
+                HttpResponse<String> response = http.send(HttpRequest.newBuilder(node.resolve(InternalProtocol.VIEW_PATH))
+                        .header(InternalProtocol.SECRET_HEADER, secret)
                         .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
                 if (response.statusCode() != 200) {
-                    failures.add(node + ": " + response.statusCode());
+                    failures.add(node + ": " + response.statusCode()
+                            + (response.statusCode() == 403 ? " (not the cluster's secret)" : ""));
                     continue;
                 }
-                return new TargetCluster(http, secret, new Placement(view(node, JSON.readTree(response.body()))));
-            } catch (IOException e) {
+                return new TargetCluster(http, secret, new Placement(view(node, response.body())));
+            } catch (IOException | IllegalArgumentException e) {
                 failures.add(node + ": " + e);
             }
         }
-        throw new RestoreException("cannot read the target cluster's view (GET /actuator/cluster): " + failures);
+        throw new RestoreException("cannot read the target cluster's view (GET " + InternalProtocol.VIEW_PATH + "): "
+                + failures);
     }
 
-    private static ClusterView view(URI node, JsonNode view) {
-        if (!view.path("change").isNull() && !view.path("change").isMissingNode()) {
-            throw new RestoreException("the target cluster is changing its membership (" + node
-                    + " says change " + view.get("change") + "): restore once it completed");
+    private static ClusterView view(URI node, String text) {
+        ClusterView view = ClusterViewFile.decode(text);
+        if (view.change() != null) {
+            throw new RestoreException("the target cluster is changing its membership (" + node + " says "
+                    + view.change() + "): restore once it completed");
         }
-        List<Member> members = new ArrayList<>();
-        for (JsonNode member : view.get("members")) {
-            members.add(new Member(URI.create(member.get("node").asString()),
-                    MemberState.valueOf(member.get("state").asString())));
-        }
-        return new ClusterView(view.get("epoch").asLong(), view.get("replicationFactor").asInt(), members);
+        return view;
     }
 
     /** The target's placement. */
@@ -151,21 +150,23 @@ final class TargetCluster {
         return new KeyedRecord(entry.key(), raised);
     }
 
-    /** {@code entries} to {@code node} in batches under the batch limit; null once all applied, else the error. */
+    /**
+     * {@code entries} to {@code node} in batches under the batch limit, one call after the other; null once all
+     * applied, else the error. Each call's body is encoded only when it is sent, so a node holds one encoded body
+     * at a time.
+     */
     private CompletableFuture<String> send(Node node, List<KeyedRecord> entries) {
-        CompletableFuture<String> all = CompletableFuture.completedFuture(null);
+        List<List<KeyedRecord>> calls = new ArrayList<>();
         List<KeyedRecord> chunk = new ArrayList<>();
         int bytes = 4;
-        List<HttpRequest> requests = new ArrayList<>();
         for (KeyedRecord entry : entries) {
             int frame = RangeFrameCodec.frameBytes(entry);
             if (frame + 4 > InternalProtocol.BATCH_MAX_BYTES) {
-                URI uri = PeerEndpoint.WRITE.uri(node, new String(entry.key(), StandardCharsets.UTF_8));
-                requests.add(request(uri, "PUT", entry.record().encode()));
+                calls.add(List.of(entry));
                 continue;
             }
             if (bytes + frame > InternalProtocol.BATCH_MAX_BYTES) {
-                requests.add(request(PeerEndpoint.WRITE_BATCH.uri(node), "POST", RangeFrameCodec.encodeBatch(chunk)));
+                calls.add(chunk);
                 chunk = new ArrayList<>();
                 bytes = 4;
             }
@@ -173,12 +174,24 @@ final class TargetCluster {
             bytes += frame;
         }
         if (!chunk.isEmpty()) {
-            requests.add(request(PeerEndpoint.WRITE_BATCH.uri(node), "POST", RangeFrameCodec.encodeBatch(chunk)));
+            calls.add(chunk);
         }
-        for (HttpRequest request : requests) {
-            all = all.thenCompose(error -> error != null ? CompletableFuture.completedFuture(error) : attempt(request, 1));
+        CompletableFuture<String> all = CompletableFuture.completedFuture(null);
+        for (List<KeyedRecord> call : calls) {
+            all = all.thenCompose(error -> error != null ? CompletableFuture.completedFuture(error)
+                    : attempt(request(node, call), 1));
         }
         return all;
+    }
+
+    /** The call that writes {@code entries}: {@code PUT /internal/record} for one too large for a batch. */
+    private HttpRequest request(Node node, List<KeyedRecord> entries) {
+        KeyedRecord first = entries.get(0);
+        if (entries.size() == 1 && RangeFrameCodec.frameBytes(first) + 4 > InternalProtocol.BATCH_MAX_BYTES) {
+            URI uri = PeerEndpoint.WRITE.uri(node, new String(first.key(), StandardCharsets.UTF_8));
+            return request(uri, "PUT", first.record().encode());
+        }
+        return request(PeerEndpoint.WRITE_BATCH.uri(node), "POST", RangeFrameCodec.encodeBatch(entries));
     }
 
     private HttpRequest request(URI uri, String method, byte[] body) {

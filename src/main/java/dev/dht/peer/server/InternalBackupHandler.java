@@ -3,6 +3,7 @@ package dev.dht.peer.server;
 import dev.dht.api.RequestParameters;
 import dev.dht.backup.BackupRefusedException;
 import dev.dht.backup.MemberBackup;
+import dev.dht.failure.OverloadedException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
@@ -14,8 +15,9 @@ import reactor.core.publisher.Mono;
 /**
  * The serving side of {@code POST /internal/backup?id=ID} ({@link dev.dht.peer.PeerEndpoint#BACKUP}): writes this
  * node's part of the backup ({@link MemberBackup}, on the backup scheduler) and answers 200 with the part's JSON once
- * done; 409 with the reason if refused (no location, a part already running), 400 for a malformed id, 500 with the
- * failure's message if writing failed. Guarded by {@link ClusterSecretFilter}.
+ * done; 409 with the reason if refused (no location, a part already running), 400 for a malformed id, 503 (by the
+ * error handler, with the reason's header) if the storage queue stayed full, 500 with the failure's message if
+ * writing failed. Guarded by {@link ClusterSecretFilter}.
  */
 public final class InternalBackupHandler {
     private static final Logger LOG = LoggerFactory.getLogger(InternalBackupHandler.class);
@@ -35,7 +37,7 @@ public final class InternalBackupHandler {
         return backup.run(id)
                 .flatMap(part -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(part.toJson()))
                 .onErrorResume(BackupRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()))
-                .onErrorResume(e -> !(e instanceof BackupRefusedException), failed -> {
+                .onErrorResume(e -> !(e instanceof BackupRefusedException || e instanceof OverloadedException), failed -> {
                     LOG.warn("backup {}: this node's part failed", id, failed);
                     return text(HttpStatus.INTERNAL_SERVER_ERROR, String.valueOf(failed.getMessage()));
                 });

@@ -43,6 +43,23 @@ class BackupFileFormatTest {
     }
 
     @Test
+    void aValueOfTheLargestValueSizeRoundTripsAfterANearlyFullBlock() throws IOException {
+        List<KeyedRecord> written = new ArrayList<>(records(1_800, 1_000));
+        // a pattern, cheap to compress: the block's raw length is what a reader checks first
+        byte[] largest = new byte[BackupFileFormat.MAX_VALUE_BYTES];
+        for (int i = 0; i < largest.length; i++) {
+            largest[i] = (byte) (i % 251);
+        }
+        written.add(new KeyedRecord("zz-largest".getBytes(StandardCharsets.UTF_8), Record.value(7L << 16, largest, 3, 0)));
+        Written file = write(written);
+
+        List<KeyedRecord> read = readAll(file.bytes, file.summary.sha256());
+
+        assertThat(read).hasSize(written.size());
+        assertThat(read.get(read.size() - 1).record().value()).isEqualTo(largest);
+    }
+
+    @Test
     void emptyFileRoundTrips() throws IOException {
         Written file = write(List.of());
 
