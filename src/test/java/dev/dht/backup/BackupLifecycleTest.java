@@ -24,7 +24,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A backup's life across the nodes of a 3-node cluster whose backups are slowed to 2 KB/s per member (about 7 s
+ * A backup's life across the nodes of a 3-node cluster whose backups are slowed to 1 KB/s per member (about 6 s
  * each): a backup whose request was cancelled before its answer still runs, shows each member's part on another
  * node, cannot be deleted there while it runs, and frees its coordinator for the next once it ends; a running
  * manifest whose coordinator stopped an hour ago reads as failed and is pruned by the next completed backup; a
@@ -32,7 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class BackupLifecycleTest {
     private static final Duration BACKUP_TIMEOUT = Duration.ofMinutes(2);
-    private static final int KEYS = 150;
+    /** Keys written: about 6 KB of records on each member, a part of about 6 s at 1 KB/s. */
+    private static final int KEYS = 100;
 
     @TempDir
     static Path root;
@@ -41,7 +42,7 @@ class BackupLifecycleTest {
     @BeforeAll
     static void start() {
         cluster = InProcessCluster.start(3, root.resolve("cluster"), Map.of(
-                "dht.backup.location", "file:" + backups(), "dht.backup.rate", "2KB",
+                "dht.backup.location", "file:" + backups(), "dht.backup.rate", "1KB",
                 "dht.backup.retry-window", "120s", "dht.replica-timeout", "10s", "dht.repair.interval", "0"));
         ConcurrentRequests.inParallel(KEYS, 8, i -> Backups.writeKey(cluster.client(i % 3), i));
     }
