@@ -153,15 +153,14 @@ public final class BackupCatalog {
             }
         }
         List<BackupManifest> done = all.stream().filter(m -> BackupManifest.DONE.equals(m.state())).toList();
-        if (done.isEmpty()) {
+        if (done.size() <= keep) {
             return;
         }
-        String oldestKept = done.get(Math.min(keep, done.size()) - 1).id();
+        String oldestKept = done.get(keep - 1).id();
         for (BackupManifest manifest : all) {
             boolean stale = manifest.id().compareTo(oldestKept) < 0 && !BackupManifest.RUNNING.equals(manifest.state());
             if (stale) {
-                LOG.info("backup {}: deleted ({}), older than the oldest of the dht.backup.keep={} kept", manifest.id(),
-                        manifest.state(), keep);
+                LOG.info("backup {}: deleted ({}), beyond dht.backup.keep={}", manifest.id(), manifest.state(), keep);
                 delete(manifest.id());
             }
         }
