@@ -56,7 +56,7 @@ public final class S3ProxyServer implements AutoCloseable {
                 .start();
         S3ProxyServer server = new S3ProxyServer(process, endpoint);
         try {
-            await().atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
+            await().atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(200)).ignoreExceptions()
                     .until(server::answers);
         } catch (RuntimeException e) {
             server.close();

@@ -2,6 +2,8 @@ package dev.dht.backup.restore;
 
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.ClusterViewFile;
+import dev.dht.cluster.Member;
+import dev.dht.cluster.MemberState;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.Placement;
 import dev.dht.peer.InternalProtocol;
@@ -23,6 +25,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The cluster a backup is restored into: its view read once from {@code GET /internal/cluster/view}, and writes of
@@ -36,6 +40,7 @@ import java.util.concurrent.TimeUnit;
  */
 final class TargetCluster {
     static final int ATTEMPTS = 6;
+    private static final JsonMapper JSON = JsonMapper.builder().build();
     private final HttpClient http;
     private final String secret;
     private final Placement placement;
@@ -49,9 +54,10 @@ final class TargetCluster {
     }
 
     /**
-     * Reads the view of the first of {@code nodes} that answers {@code GET /internal/cluster/view} with the cluster
-     * secret: the internal protocol on the API port, the one port a restore needs (the records go there too), also
-     * where the actuator has a management port of its own.
+     * Reads the view of the first of {@code nodes} that answers: {@code GET /internal/cluster/view} with the cluster
+     * secret, the internal protocol on the API port (the one port a restore needs: the records go there too, also
+     * where the actuator has a management port of its own); a node named by its management port answers that 404,
+     * and {@code GET /actuator/cluster} there instead.
      *
      * @throws RestoreException if none answers (403: the secret is not the cluster's), or a membership change is in
      *                          progress there
@@ -63,27 +69,50 @@ final class TargetCluster {
                 HttpResponse<String> response = http.send(HttpRequest.newBuilder(node.resolve(InternalProtocol.VIEW_PATH))
                         .header(InternalProtocol.SECRET_HEADER, secret)
                         .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
-                if (response.statusCode() != 200) {
-                    failures.add(node + ": " + response.statusCode()
-                            + (response.statusCode() == 403 ? " (not the cluster's secret)" : ""));
-                    continue;
+                if (response.statusCode() == 200) {
+                    return new TargetCluster(http, secret, new Placement(checked(node, ClusterViewFile.decode(response.body()))));
                 }
-                return new TargetCluster(http, secret, new Placement(view(node, response.body())));
-            } catch (IOException | IllegalArgumentException e) {
+                if (response.statusCode() == 404) {
+                    response = http.send(HttpRequest.newBuilder(node.resolve("/actuator/cluster"))
+                            .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
+                    if (response.statusCode() == 200) {
+                        return new TargetCluster(http, secret, new Placement(checked(node, fromJson(response.body()))));
+                    }
+                }
+                failures.add(node + ": " + response.statusCode()
+                        + (response.statusCode() == 403 ? " (not the cluster's secret)" : ""));
+            } catch (IOException | RuntimeException e) {
+                if (e instanceof RestoreException refused) {
+                    throw refused;
+                }
                 failures.add(node + ": " + e);
             }
         }
-        throw new RestoreException("cannot read the target cluster's view (GET " + InternalProtocol.VIEW_PATH + "): "
-                + failures);
+        throw new RestoreException("cannot read the target cluster's view (GET " + InternalProtocol.VIEW_PATH
+                + " or /actuator/cluster): " + failures);
     }
 
-    private static ClusterView view(URI node, String text) {
-        ClusterView view = ClusterViewFile.decode(text);
+    private static ClusterView checked(URI node, ClusterView view) {
         if (view.change() != null) {
             throw new RestoreException("the target cluster is changing its membership (" + node + " says "
                     + view.change() + "): restore once it completed");
         }
         return view;
+    }
+
+    /** The view in {@code GET /actuator/cluster}'s document; a change in progress as a non-null change. */
+    private static ClusterView fromJson(String body) {
+        JsonNode view = JSON.readTree(body);
+        if (!view.path("change").isNull() && !view.path("change").isMissingNode()) {
+            throw new RestoreException("the target cluster is changing its membership (change " + view.get("change")
+                    + "): restore once it completed");
+        }
+        List<Member> members = new ArrayList<>();
+        for (JsonNode member : view.get("members")) {
+            members.add(new Member(URI.create(member.get("node").asString()),
+                    MemberState.valueOf(member.get("state").asString())));
+        }
+        return new ClusterView(view.get("epoch").asLong(), view.get("replicationFactor").asInt(), members);
     }
 
     /** The target's placement. */
