@@ -32,6 +32,15 @@ public record ClusterChange(ChangeKind kind, URI node, ChangePhase phase) {
         return kind == ChangeKind.REMOVENODE && node.equals(member);
     }
 
+    /**
+     * True if {@code member} gains keys in this change, so it pulls them in the streaming phase: the joiner of a join
+     * (the others only lose keys to it); every member but the leaving node of a decommission or removenode (which
+     * only loses). The one answer for the coordinator, which asks the gainers to pull, and for a member asked to pull.
+     */
+    public boolean gains(URI member) {
+        return kind == ChangeKind.JOIN ? node.equals(member) : !node.equals(member);
+    }
+
     /** True while reads use the new replica sets. */
     public boolean readsNew() {
         return phase == ChangePhase.WRITE_BOTH_READ_NEW;

@@ -1,6 +1,5 @@
 package dev.dht.membership;
 
-import dev.dht.cluster.ChangeKind;
 import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
@@ -163,7 +162,8 @@ public final class RecordStreaming {
     /**
      * Pulls every record this node gains in the change in progress (at {@code epoch}) from each live old replica,
      * resuming where a stored checkpoint of the same epoch left off. Completes once all are stored; a node that
-     * gains nothing (any node but the joiner of a join) completes at once. Asked again for the same epoch while it
+     * gains nothing ({@link ClusterChange#gains}: any node but the joiner of a join, the leaver of a decommission or
+     * removenode) completes at once. Asked again for the same epoch while it
      * runs (a new leader of the view log asks again), the caller joins the pull in progress.
      *
      * @throws ChangeRefusedException if no change is in progress here (409)
@@ -182,7 +182,7 @@ public final class RecordStreaming {
                     + placement.view().epoch()));
         }
         Node self = placement.self();
-        if (self == null || change.kind() == ChangeKind.JOIN && !change.node().equals(self.url())) {
+        if (self == null || !change.gains(self.url())) {
             return Mono.empty();
         }
         List<Node> sources = placement.members().stream()

@@ -1,11 +1,8 @@
 package dev.dht.membership;
 
-import dev.dht.cluster.ChangeKind;
 import dev.dht.cluster.ChangePhase;
 import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.ClusterView;
-import dev.dht.cluster.Member;
-import dev.dht.cluster.MemberState;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
@@ -279,11 +276,9 @@ public final class TopologyCoordinator {
     private Mono<Void> stream(ClusterView view) {
         ClusterChange change = view.change();
         List<Node> gainers = new ArrayList<>();
-        for (Member member : view.members()) {
-            boolean gains = change.kind() == ChangeKind.JOIN ? member.node().equals(change.node())
-                    : member.state() == MemberState.NORMAL;
-            if (gains) {
-                gainers.add(new Node(member.node(), member.node().equals(membership.self())));
+        for (URI member : view.nodes()) {
+            if (change.gains(member)) {
+                gainers.add(new Node(member, member.equals(membership.self())));
             }
         }
         Mono<Void> pulled = Flux.fromIterable(gainers)
