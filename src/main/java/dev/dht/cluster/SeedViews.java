@@ -8,7 +8,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -45,10 +46,14 @@ public final class SeedViews {
         this.tls = tls;
     }
 
-    /** The view of the first of {@code seeds} (but {@code self}) that answers one with an epoch of 1 or more. */
-    public Optional<ClusterView> first(List<URI> seeds, URI self) {
+    /**
+     * The view of each of {@code seeds} (but {@code self}) that answers one, at any epoch (0: a seed of a cluster
+     * not formed yet); a seed that does not answer in time is absent. Empty without a cluster secret.
+     */
+    public Map<URI, ClusterView> answers(List<URI> seeds, URI self) {
+        Map<URI, ClusterView> answers = new LinkedHashMap<>();
         if (secret == null || secret.isBlank()) {
-            return Optional.empty();
+            return answers;
         }
         HttpClient.Builder builder = HttpClient.newBuilder().connectTimeout(TIMEOUT);
         if (tls != null) {
@@ -64,18 +69,15 @@ public final class SeedViews {
                         .timeout(TIMEOUT).header(secretHeader, secret).GET().build(),
                         HttpResponse.BodyHandlers.ofString(StandardCharsets.UTF_8));
                 if (answer.statusCode() == 200) {
-                    ClusterView view = ClusterViewFile.decode(answer.body());
-                    if (view.epoch() >= 1) {
-                        return Optional.of(view);
-                    }
+                    answers.put(seed, ClusterViewFile.decode(answer.body()));
                 }
             } catch (IOException | IllegalArgumentException e) {
                 log.info("seed {} gave no view: {}", seed, e.toString());
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                return Optional.empty();
+                return answers;
             }
         }
-        return Optional.empty();
+        return answers;
     }
 }

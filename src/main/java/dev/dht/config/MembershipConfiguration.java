@@ -5,7 +5,7 @@ import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.StartKind;
-import dev.dht.config.ClusterConfiguration.ClusterStart;
+import dev.dht.config.ClusterConfiguration.NodeStart;
 import dev.dht.config.TlsConfiguration.TlsSettings;
 import dev.dht.membership.ChangeProcedure;
 import dev.dht.membership.ClusterEndpoint;
@@ -98,10 +98,10 @@ public class MembershipConfiguration {
                 });
     }
 
-    /** Clients are served only once the view was checked with the members, after the start and after a pause. */
+    /** Clients are served only once the view was confirmed by a member or the log, after the start and after a pause. */
     @Bean
-    ViewCheck viewCheck(Membership membership, ObjectProvider<PeerClient> peerClient) {
-        return new ViewCheck(membership, peerClient::getObject);
+    ViewCheck viewCheck(Membership membership, ObjectProvider<PeerClient> peerClient, ViewLog viewLog) {
+        return new ViewCheck(membership, peerClient::getObject, viewLog::readView);
     }
 
     @Bean
@@ -136,7 +136,7 @@ public class MembershipConfiguration {
     @Bean
     ChangeProcedure changeProcedure(DhtProperties properties, Membership membership, ViewLog viewLog,
                                     ObjectProvider<PeerClient> peerClient, OwnershipCleanup cleanup,
-                                    ClusterStart start) {
+                                    NodeStart start) {
         return new ChangeProcedure(membership, viewLog, peerClient::getObject, cleanup, properties.nodes(),
                 start.kind() == StartKind.JOINING);
     }
@@ -174,8 +174,8 @@ public class MembershipConfiguration {
 
     /** Actuator health contributor {@code membership} (also part of the readiness group). */
     @Bean
-    MembershipHealthIndicator membershipHealthIndicator(Membership membership, RebuildGate rebuild) {
-        return new MembershipHealthIndicator(membership, rebuild::isRebuilding);
+    MembershipHealthIndicator membershipHealthIndicator(Membership membership, RebuildGate rebuild, ViewLog viewLog) {
+        return new MembershipHealthIndicator(membership, rebuild::isRebuilding, viewLog::problem);
     }
 
     @Bean
@@ -205,14 +205,15 @@ public class MembershipConfiguration {
     @Bean
     MembershipLifecycle membershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog,
                                             TopologyCoordinator coordinator, RaftPeers raftPeers,
-                                            ClusterStart start, TombstoneCollector tombstones, ViewCheck viewCheck) {
+                                            NodeStart start, TombstoneCollector tombstones, ViewCheck viewCheck) {
         Membership membership = start.membership();
         tombstones.suspendWhile(() -> membership.view().change() != null);
         RaftGroup group = start.kind() == StartKind.FORMING
                 ? raftPeers.group(start.membership().view())
                 : RaftGroup.valueOf(RaftPeers.GROUP_ID);
         boolean alone = start.kind() == StartKind.FORMING && start.membership().view().nodes().size() == 1;
-        return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator, viewCheck, alone);
+        return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator, viewCheck, alone,
+                start.kind() == StartKind.STORED);
     }
 
     /**
@@ -227,13 +228,19 @@ public class MembershipConfiguration {
         private final TopologyCoordinator coordinator;
         private final ViewCheck viewCheck;
         private final boolean formsAlone;
+        private final boolean storedView;
         private volatile boolean running;
 
-        /** @param formsAlone a new cluster of this node only: the start waits until the log formed it */
+        /**
+         * @param formsAlone a new cluster of this node only: the start waits until the log formed it
+         * @param storedView the node started from its stored view, which it confirms before it serves
+         */
         MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog, RaftGroup group,
-                            TopologyCoordinator coordinator, ViewCheck viewCheck, boolean formsAlone) {
+                            TopologyCoordinator coordinator, ViewCheck viewCheck, boolean formsAlone,
+                            boolean storedView) {
             this.viewCheck = viewCheck;
             this.formsAlone = formsAlone;
+            this.storedView = storedView;
             this.procedure = procedure;
             this.cleanup = cleanup;
             this.viewLog = viewLog;
@@ -244,7 +251,7 @@ public class MembershipConfiguration {
         @Override
         public void start() {
             viewLog.start(group);
-            viewCheck.start();
+            viewCheck.start(storedView);
             coordinator.start();
             if (formsAlone) {
                 coordinator.awaitFormed(FORM_ALONE_LIMIT);

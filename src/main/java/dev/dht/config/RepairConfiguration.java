@@ -4,7 +4,7 @@ import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.StartKind;
-import dev.dht.config.ClusterConfiguration.ClusterStart;
+import dev.dht.config.ClusterConfiguration.NodeStart;
 import dev.dht.metrics.RepairMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
@@ -39,11 +39,17 @@ public class RepairConfiguration {
      * ({@link StartKind#LOST_DATA}); on a founding member on an empty disk ({@link StartKind#FORMING}) closed until it
      * rebuilt after its first view: from every peer if that view is a later one (the cluster ran without this
      * node's data), from the peers that answer if it is the first one (a brand-new cluster, or one that never changed
-     * membership restarted at once with this disk lost: the view alone cannot tell them apart).
+     * membership restarted at once with this disk lost: the view alone cannot tell them apart). Also closed, whatever
+     * the stored view says, while the data dir holds the mark of a rebuild that a crash cut short: it runs again.
      */
     @Bean
-    RebuildGate rebuildGate(DhtProperties properties, ClusterStart start) {
-        return new RebuildGate(properties.rebuild() || start.kind() == StartKind.LOST_DATA
+    RebuildGate rebuildGate(DhtProperties properties, NodeStart start) {
+        if (start.kind() == StartKind.STORED && RebuildGate.isPending(properties.dataDir())) {
+            log.warn("{} holds the mark of a rebuild that did not complete ({} in {}): it rebuilds again from every "
+                    + "peer before it serves reads", start.membership().self(), RebuildGate.MARK_FILE,
+                    properties.dataDir());
+        }
+        return RebuildGate.of(properties.dataDir(), properties.rebuild() || start.kind() == StartKind.LOST_DATA
                 || start.kind() == StartKind.FORMING);
     }
 
@@ -79,7 +85,7 @@ public class RepairConfiguration {
     }
 
     @Bean(destroyMethod = "stop")
-    NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, ClusterStart start) {
+    NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, NodeStart start) {
         NodeRebuild rebuild = new NodeRebuild(repair, gate);
         if (start.kind() == StartKind.FORMING) {
             AtomicBoolean decided = new AtomicBoolean();
@@ -104,7 +110,7 @@ public class RepairConfiguration {
 
     /** A rebuild and the scheduled rounds run once the web server serves, and stop first on shutdown. */
     @Bean
-    ServingLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild, ClusterStart start) {
+    ServingLifecycle repairLifecycle(RepairScheduler scheduler, NodeRebuild rebuild, NodeStart start) {
         boolean rebuildAtStart = start.kind() != StartKind.FORMING; // a founding member: its first view decides
         return new ServingLifecycle(() -> {
             if (rebuildAtStart) {

@@ -10,7 +10,7 @@ import java.nio.file.StandardOpenOption;
 
 /**
  * A small file replaced whole, atomically and durably: the content goes to a temporary sibling file, which is
- * fsync'ed and then renamed over the old one, so a crash leaves either the old or the new content, never a torn
+ * fsync'ed and then renamed over the old one (and the directory synced), so a crash leaves either the old or the new content, never a torn
  * one. Blocks on disk I/O (one fsync per {@link #replace}); never call it on an event loop.
  */
 public final class DurableFile {
@@ -33,5 +33,25 @@ public final class DurableFile {
             channel.force(true);
         }
         Files.move(temporary, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        syncDirectory(file.toAbsolutePath().getParent());
+    }
+
+    /**
+     * Removes {@code file} if it exists, and syncs its directory so that the removal survives a crash.
+     *
+     * @throws IOException if it cannot be removed
+     */
+    public static void delete(Path file) throws IOException {
+        if (Files.deleteIfExists(file)) {
+            syncDirectory(file.toAbsolutePath().getParent());
+        }
+    }
+
+    private static void syncDirectory(Path directory) {
+        try (FileChannel channel = FileChannel.open(directory, StandardOpenOption.READ)) {
+            channel.force(true);
+        } catch (IOException notSupported) {
+            // some file systems cannot open a directory for sync; the rename or removal stands as the OS wrote it
+        }
     }
 }

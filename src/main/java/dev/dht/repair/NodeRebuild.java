@@ -9,6 +9,7 @@ import org.slf4j.LoggerFactory;
 import reactor.core.Disposable;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
+import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
 /**
@@ -63,6 +64,7 @@ public final class NodeRebuild {
                 .concatMap(peer -> rebuildFrom(peer, waitForEveryPeer).doOnNext(result -> log.info(
                         "rebuild: {} records from {} ({} total so far)", result.pulled(), peer,
                         total.addAndGet(result.pulled()))))
+                .publishOn(Schedulers.boundedElastic()) // finish removes the gate's mark: a file, off the event loops
                 .then(Mono.fromRunnable(() -> {
                     gate.finish();
                     log.info("rebuild complete: {} records from {} peers in {} s; serving reads as a replica",

@@ -1,17 +1,22 @@
 package dev.dht.membership.raft;
 
 import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.ClusterViewFile;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
 import java.util.stream.Collectors;
@@ -30,11 +35,13 @@ import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.retry.RetryPolicy;
 import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.DivisionInfo;
 import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.server.storage.RaftStorage;
+import org.apache.ratis.util.LifeCycle;
 import org.apache.ratis.util.SizeInBytes;
 import org.apache.ratis.util.TimeDuration;
 import org.slf4j.Logger;
@@ -55,6 +62,8 @@ public final class ViewLog implements Closeable {
     /** A command or reconfiguration is retried {@link #RETRY_ATTEMPTS} times this far apart while there is no leader. */
     static final TimeDuration RETRY_SLEEP = TimeDuration.valueOf(500, TimeUnit.MILLISECONDS);
     static final int RETRY_ATTEMPTS = 20;
+    /** How often the watchdog checks that the Raft server runs. */
+    static final Duration WATCH = Duration.ofSeconds(2);
     private static final Logger log = LoggerFactory.getLogger(ViewLog.class);
 
     private final URI self;
@@ -66,7 +75,12 @@ public final class ViewLog implements Closeable {
     /** The state machine of the server started last: one per start, as Ratis runs it through one life cycle. */
     private volatile ViewStateMachine stateMachine;
     private final List<Consumer<Boolean>> leadership = new CopyOnWriteArrayList<>();
-    private RaftServer server;
+    private volatile RaftServer server;
+    /** The group of the last {@link #start}, to start the server again with. */
+    private RaftGroup startGroup;
+    private ScheduledExecutorService watchdog;
+    private volatile boolean closed;
+    private volatile String problem;
 
     /**
      * @param self       this node's URL
@@ -101,6 +115,9 @@ public final class ViewLog implements Closeable {
         RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMin(properties, TimeDuration.valueOf(100, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setFirstElectionTimeoutMax(properties, TimeDuration.valueOf(300, TimeUnit.MILLISECONDS));
         RaftServerConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(5, TimeUnit.SECONDS));
+        // reads (readView) go through the leader's ReadIndex; a server that cannot catch up gives up after 3 s
+        RaftServerConfigKeys.Read.setOption(properties, RaftServerConfigKeys.Read.Option.LINEARIZABLE);
+        RaftServerConfigKeys.Read.setTimeout(properties, TimeDuration.valueOf(3, TimeUnit.SECONDS));
         RaftServerConfigKeys.Snapshot.setAutoTriggerEnabled(properties, true);
         RaftServerConfigKeys.Snapshot.setAutoTriggerThreshold(properties, 1000);
         RaftServerConfigKeys.Log.setSegmentSizeMax(properties, SizeInBytes.valueOf("1MB"));
@@ -138,6 +155,20 @@ public final class ViewLog implements Closeable {
      * @throws UncheckedIOException if the server cannot start (the port is taken, the storage is unreadable)
      */
     public synchronized void start(RaftGroup group) {
+        startGroup = group;
+        closed = false;
+        startServer(group);
+        if (watchdog == null) {
+            watchdog = Executors.newSingleThreadScheduledExecutor(runnable -> {
+                Thread thread = new Thread(runnable, "view-log-watchdog");
+                thread.setDaemon(true);
+                return thread;
+            });
+            watchdog.scheduleWithFixedDelay(this::watch, WATCH.toMillis(), WATCH.toMillis(), TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private void startServer(RaftGroup group) {
         stateMachine = new ViewStateMachine(applied, this::leaderChanged);
         try {
             server = RaftServer.newBuilder()
@@ -152,6 +183,64 @@ public final class ViewLog implements Closeable {
             server.start();
         } catch (IOException e) {
             throw new UncheckedIOException("cannot start the Raft server of " + self, e);
+        }
+    }
+
+    /**
+     * Why this node's part of the view log does not run, or null while it runs. Ratis closes a server's division
+     * of the group when its state-machine updater fails, while its RPC server goes on (every append from the
+     * leader is then refused as not ready): the watchdog sees it within {@link #WATCH}, logs one line, and starts
+     * the server again from its storage, every {@link #WATCH} until it runs. Never blocks.
+     */
+    public String problem() {
+        return problem;
+    }
+
+    /** The running Raft server (tests that break it). */
+    RaftServer server() {
+        return server;
+    }
+
+    /** The watchdog's beat: starts the server again if its division of the group died. */
+    private void watch() {
+        String state = divisionState();
+        if (state == null) {
+            if (problem != null) {
+                log.info("the view log's Raft server runs again");
+                problem = null;
+            }
+            return;
+        }
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            if (problem == null) {
+                log.error("the view log's Raft server of {} is {}: this node is not ready; starting it again from "
+                        + "its storage every {} s until it runs", self, state, WATCH.toSeconds());
+            }
+            problem = "the view log's Raft server is " + state;
+            closeServer();
+            try {
+                startServer(startGroup);
+            } catch (RuntimeException e) {
+                problem = "the view log's Raft server cannot start: " + e.getMessage();
+                log.debug("the view log's Raft server did not start again", e);
+            }
+        }
+    }
+
+    /** Null while the server's division of the group is starting or running, else its state (or why none). */
+    private String divisionState() {
+        RaftServer running = server;
+        if (running == null) {
+            return closed ? null : "not started";
+        }
+        try {
+            LifeCycle.State state = running.getDivision(RaftPeers.GROUP_ID).getInfo().getLifeCycleState();
+            return state.isClosingOrClosed() || state == LifeCycle.State.EXCEPTION ? state.name() : null;
+        } catch (IOException | RuntimeException e) {
+            return "without the group (" + e.getMessage() + ")";
         }
     }
 
@@ -275,6 +364,30 @@ public final class ViewLog implements Closeable {
     }
 
     /**
+     * The view the log holds now, read linearizably through this server (Raft's ReadIndex, section 6.4 of Ongaro's
+     * thesis, as Ratis's {@code LINEARIZABLE} read option does it): the leader confirms with a majority of the voters
+     * that it still leads and names its commit index, and this server answers once it applied the log that far. So
+     * a node that was removed (it gets no more entries), cut off from the leader, or in a log with no leader gets no
+     * view. Blocks up to the read timeout: call off the event loops.
+     *
+     * @return the view, or empty if the cluster is not formed yet
+     * @throws Refused if the read did not succeed (no leader, this server could not catch up in time)
+     */
+    public Optional<ClusterView> readView() {
+        RaftClientReply reply;
+        try (RaftClient client = client(RetryPolicies.noRetry())) {
+            reply = client.io().sendReadOnly(Message.EMPTY, selfId);
+        } catch (IOException | RuntimeException e) {
+            throw new Refused("the view log gave no linearizable read: " + e.getMessage());
+        }
+        if (!reply.isSuccess()) {
+            throw new Refused("the view log gave no linearizable read: " + reply.getException());
+        }
+        String text = reply.getMessage().getContent().toStringUtf8();
+        return text.isEmpty() ? Optional.empty() : Optional.of(ClusterViewFile.decode(text));
+    }
+
+    /**
      * Makes the Raft configuration the voters and listeners of {@code view}, if it differs. Blocks until the
      * leader committed it: call off the event loops, on the leader.
      *
@@ -316,6 +429,10 @@ public final class ViewLog implements Closeable {
      * the leader has reached it.
      */
     private RaftClient client() throws IOException {
+        return client(RetryPolicies.retryUpToMaximumCountWithFixedSleep(RETRY_ATTEMPTS, RETRY_SLEEP));
+    }
+
+    private RaftClient client(RetryPolicy retries) throws IOException {
         RaftGroup known = server.getDivision(RaftPeers.GROUP_ID).getGroup();
         if (known.getPeers().isEmpty()) {
             throw new IOException("this node has not heard from the view log's leader since it started on an empty "
@@ -331,17 +448,26 @@ public final class ViewLog implements Closeable {
                 .setRaftGroup(group)
                 .setProperties(properties)
                 .setParameters(parameters)
-                .setRetryPolicy(RetryPolicies.retryUpToMaximumCountWithFixedSleep(RETRY_ATTEMPTS, RETRY_SLEEP))
+                .setRetryPolicy(retries)
                 .build();
     }
 
-    /** Stops the Raft server (shutdown). Blocks briefly. */
+    /** Stops the Raft server and its watchdog (shutdown). Blocks briefly. */
     @Override
     public synchronized void close() {
+        closed = true;
+        if (watchdog != null) {
+            watchdog.shutdownNow();
+            watchdog = null;
+        }
+        closeServer();
+    }
+
+    private void closeServer() {
         if (server != null) {
             try {
                 server.close();
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 log.warn("closing the Raft server failed: {}", e.toString());
             }
             server = null;

@@ -2,6 +2,7 @@ package dev.dht.membership.raft;
 
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.ClusterViewFile;
+import dev.dht.node.DurableFile;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -113,9 +114,21 @@ public final class ViewStateMachine extends BaseStateMachine {
         TermIndex last = SimpleStateMachineStorage.getTermIndexFromSnapshotFile(file.toFile());
         if (view == null || loaded.epoch() > view.epoch()) {
             view = loaded;
-            listener.accept(loaded);
+            adopt(loaded);
         }
         updateLastAppliedTermIndex(last);
+    }
+
+    /**
+     * Hands {@code applied} to the listener; a failure there is logged, never thrown: Ratis closes the server's
+     * division of the group when its state-machine updater fails, and the log would stop here for good.
+     */
+    private void adopt(ClusterView applied) {
+        try {
+            listener.accept(applied);
+        } catch (RuntimeException e) {
+            log.error("the view of epoch {} could not be adopted here", applied.epoch(), e);
+        }
     }
 
     @Override
@@ -126,7 +139,7 @@ public final class ViewStateMachine extends BaseStateMachine {
             return RaftLog.INVALID_LOG_INDEX;
         }
         Path file = storage.getSnapshotFile(applied.getTerm(), applied.getIndex()).toPath();
-        Files.writeString(file, ClusterViewFile.encode(current), StandardCharsets.UTF_8);
+        DurableFile.replace(file, ClusterViewFile.encode(current).getBytes(StandardCharsets.UTF_8)); // never torn
         storage.updateLatestSnapshot(new SingleFileSnapshotInfo(new FileInfo(file, null), applied));
         return applied.getIndex();
     }
@@ -165,11 +178,7 @@ public final class ViewStateMachine extends BaseStateMachine {
             updateLastAppliedTermIndex(termIndex);
         }
         if (applied != null) {
-            try {
-                listener.accept(applied);
-            } catch (RuntimeException e) {
-                log.error("the view of epoch {} could not be adopted here", applied.epoch(), e);
-            }
+            adopt(applied);
         }
         return CompletableFuture.completedFuture(Message.valueOf(answer));
     }

@@ -104,6 +104,30 @@ class ViewLogTest {
     }
 
     /**
+     * A server whose division of the group Ratis closed (as it does when its state-machine updater fails; its RPC
+     * server then refuses every append as not ready) says so ({@link ViewLog#problem}, which makes the node not
+     * ready), is started again from its storage by the watchdog, and applies the next view.
+     */
+    @Test
+    void aServerWhoseGroupDivisionClosedIsStartedAgainAndAppliesTheNextView() throws IOException {
+        ClusterView first = formCluster(3);
+        ViewLog follower = logs.values().stream().filter(log -> !log.isLeader()).findFirst().orElseThrow();
+        follower.server().getDivision(RaftPeers.GROUP_ID).close();
+        List<String> problems = new CopyOnWriteArrayList<>();
+        await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(50)).until(() -> {
+            String problem = follower.problem();
+            if (problem != null) {
+                problems.add(problem);
+            }
+            return !problems.isEmpty() && problem == null;
+        });
+        assertThat(problems).first().asString().contains("CLOSED");
+        ClusterView next = first.withLeaving(nodes.get(0), ChangeKind.DECOMMISSION);
+        assertThat(leader().compareAndSet(1, next)).isEqualTo(next);
+        await().atMost(Duration.ofSeconds(20)).until(() -> next.equals(follower.view()));
+    }
+
+    /**
      * A view committed by two of three voters, one of which then loses its disk while the other is down: the third
      * voter, which missed the view, gets no vote from the one on the empty disk (a server formatted without peers
      * votes for no candidate until the leader gave it the log's configuration), so no leader can forget the view.
