@@ -33,7 +33,8 @@ import reactor.core.scheduler.Schedulers;
  * the log where the old one stopped, so a change never depends on one node staying up:
  *
  * <ol>
- *   <li><b>Form.</b> No view in the log yet: the founding members' first view ({@code dht.nodes}, epoch 1).</li>
+ *   <li><b>Form.</b> No view in the log yet: the founding members' first view ({@code dht.nodes}, epoch 1), once
+ *   every founding member answers that it holds no view.</li>
  *   <li><b>Roll back.</b> A member the change waits for (its joiner or leaver included; not the node a removenode
  *       removes, dead by definition) has not answered for {@code dht.change-failure-timeout}: the change is undone
  *       ({@link ClusterView#aborted}), so it never stays stuck; the dead member can then be removed.</li>
@@ -72,6 +73,8 @@ public final class TopologyCoordinator {
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
     private final ClusterView founding;
+    /** True once the wait for every founding member was logged (one line). */
+    private volatile boolean waitingToForm;
     private final Duration failureTimeout;
     /** The failure detector of requests and membership alike: every member's last answer, whoever leads. */
     private final PeerHealth health;
@@ -163,8 +166,9 @@ public final class TopologyCoordinator {
         return Mono.defer(() -> {
             ClusterView view = viewLog.view();
             if (view == null) {
-                return founding == null ? Mono.empty() : append(0, founding, "a new cluster of "
-                        + founding.members().size() + " members");
+                return founding == null ? Mono.empty() : everyFounderUnformed().flatMap(unformed -> unformed
+                        ? append(0, founding, "a new cluster of " + founding.members().size() + " members")
+                        : Mono.empty());
             }
             ClusterChange change = view.change();
             if (change != null && !change.rollingBack()) {
@@ -184,6 +188,30 @@ public final class TopologyCoordinator {
             }
             return change == null ? settle(view) : advance(view);
         });
+    }
+
+    /**
+     * True if every other founding member answers that it holds no view (epoch 0). A cluster is formed only once all
+     * of {@code dht.nodes} answer and none of them ran one: founding members on empty disks whose cluster ran
+     * without them (its other members down) must not form a new one over the records those members hold; the next
+     * tick asks again, so formation waits until every founding member is up.
+     */
+    private Mono<Boolean> everyFounderUnformed() {
+        URI self = membership.self();
+        return Flux.fromIterable(founding.nodes())
+                .filter(node -> !node.equals(self))
+                .flatMap(node -> peers.get().view(new Node(node, false))
+                        .timeout(PROBE_TIMEOUT)
+                        .map(answer -> answer.view().epoch() == 0)
+                        .onErrorReturn(false))
+                .all(Boolean::booleanValue)
+                .doOnNext(unformed -> {
+                    if (!unformed && !waitingToForm) {
+                        waitingToForm = true;
+                        log.info("a new cluster is formed once every one of {} answers and holds no view; waiting",
+                                founding.nodes());
+                    }
+                });
     }
 
     /** The next phase of {@code view}'s change: spread, stream in the streaming phase, then append. */
