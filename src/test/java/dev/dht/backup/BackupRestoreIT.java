@@ -4,6 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import com.sun.net.httpserver.HttpServer;
+import dev.dht.backup.format.BackupFileFormat;
+import dev.dht.backup.format.BackupFileWriter;
+import dev.dht.backup.format.BackupManifest;
+import dev.dht.backup.location.FileBackupLocation;
+import dev.dht.cluster.ClusterView;
+import dev.dht.cluster.ClusterViewFile;
+import dev.dht.cluster.Member;
+import dev.dht.cluster.MemberState;
+import dev.dht.peer.InternalProtocol;
+import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.Record;
 import dev.dht.testing.Backups;
 import dev.dht.testing.ClusterAdmin;
@@ -11,6 +22,10 @@ import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.NodeProcess;
 import dev.dht.testing.ProcessCluster;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -20,9 +35,11 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,7 +49,8 @@ import org.junit.jupiter.api.io.TempDir;
  * process of its own, restores it into a fresh 5-node cluster, is killed with {@code kill -9} mid-way and run again:
  * it resumes from its checkpoint, and then every write acknowledged before the backup reads back at 2/3 in its
  * version (writes at 1/1 too: a restore places every record on at least the target's replication factor of
- * replicas), every delete stays deleted, expired values are absent, and each key is on exactly its replicas.
+ * replicas), every delete stays deleted, expired values are absent, and each key is on exactly its replicas. And
+ * 300 values of 8 MB restore under a 256 MB heap.
  */
 class BackupRestoreIT {
     private static final int KEYS = 50_000;
@@ -95,6 +113,102 @@ class BackupRestoreIT {
                 ConcurrentRequests.inParallel(KEYS, 8, i -> Backups.assertRestored(reader, i));
                 assertStoredOnceOnTheirReplicas(target);
             }
+        }
+    }
+
+    /**
+     * Memory bounded in bytes: 300 values of 8 MB (2.4 GB, ten times the heap; each file block holds one) restore with
+     * the packaged jar under {@code -Xmx256m}. The target is a stand-in that answers the internal protocol a restore uses (the view:
+     * one node, replication factor 1; record writes counted and dropped), as 8 GB stored would take this machine
+     * minutes; the values are a pattern, so the backup itself is small.
+     */
+    @Test
+    void threeHundredValuesOfEightMegabytesRestoreUnderA256MegabyteHeap() throws Exception {
+        int values = 300;
+        int valueBytes = 8 << 20;
+        Path backups = root.resolve("large-values");
+        String id = "20261129T000000Z-8mb0";
+        FileBackupLocation location = new FileBackupLocation(backups);
+        byte[] value = new byte[valueBytes];
+        for (int i = 0; i < valueBytes; i++) {
+            value[i] = (byte) (i % 251);
+        }
+        BackupFileWriter writer = new BackupFileWriter("sink_1-0000.dhtb", location.create(id, "sink_1-0000.dhtb"));
+        for (int i = 0; i < values; i++) {
+            writer.write(new KeyedRecord(String.format("big-%04d", i).getBytes(StandardCharsets.UTF_8),
+                    Record.value(1L << 16, value, 1, 0)));
+        }
+        BackupFileWriter.FileSummary file = writer.finish();
+        new BackupCatalog(location, 1).write(new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.DONE,
+                null, "2026-11-29T00:00:00Z", "2026-11-29T00:01:00Z", 1, 1, List.of("http://sink:1"),
+                List.of(new BackupManifest.MemberPart("http://sink:1", values, file.bytes(), List.of(file))),
+                List.of()));
+
+        try (RecordSink sink = RecordSink.start()) {
+            Path log = root.resolve("restore-large.log");
+            Process restore = restoreProcess(List.of("restore", "--from", "file:" + backups, "--backup", id,
+                    "--into", sink.url().toString(), "--checkpoint", root.resolve("large.checkpoint").toString()),
+                    "sink-secret", log);
+            boolean ended = restore.waitFor(10, TimeUnit.MINUTES);
+            if (!ended) {
+                restore.destroyForcibly();
+            }
+            String output = Files.readString(log);
+            assertThat(ended).as("ended within 10 minutes: %s", output).isTrue();
+
+            assertThat(restore.exitValue()).as(output).isZero();
+            assertThat(output).contains("restored backup " + id + ": " + values + " records");
+            assertThat(sink.bodyBytes()).as("bytes the target received").isGreaterThan((long) values * valueBytes);
+        }
+    }
+
+    /**
+     * A target cluster of one node, replication factor 1, that stores nothing: {@code GET /internal/cluster/view}
+     * answers its view, record writes ({@code POST /internal/records}, {@code PUT /internal/record}) are read,
+     * counted and answered 200.
+     */
+    private static final class RecordSink implements AutoCloseable {
+        private final HttpServer server;
+        private final AtomicLong bodyBytes = new AtomicLong();
+
+        private RecordSink(HttpServer server) {
+            this.server = server;
+        }
+
+        static RecordSink start() throws java.io.IOException {
+            HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 16);
+            RecordSink sink = new RecordSink(server);
+            server.setExecutor(Executors.newFixedThreadPool(4));
+            server.createContext("/", exchange -> {
+                try (exchange) {
+                    String path = exchange.getRequestURI().getPath();
+                    byte[] answer = new byte[0];
+                    if (path.equals(InternalProtocol.VIEW_PATH)) {
+                        answer = ClusterViewFile.encode(new ClusterView(1, 1,
+                                List.of(new Member(sink.url(), MemberState.NORMAL)))).getBytes(StandardCharsets.UTF_8);
+                    } else {
+                        sink.bodyBytes.addAndGet(exchange.getRequestBody().transferTo(OutputStream.nullOutputStream()));
+                    }
+                    exchange.sendResponseHeaders(200, answer.length == 0 ? -1 : answer.length);
+                    exchange.getResponseBody().write(answer);
+                }
+            });
+            server.start();
+            return sink;
+        }
+
+        URI url() {
+            return URI.create("http://127.0.0.1:" + server.getAddress().getPort());
+        }
+
+        long bodyBytes() {
+            return bodyBytes.get();
+        }
+
+        @Override
+        public void close() {
+            server.stop(0);
+            ((java.util.concurrent.ExecutorService) server.getExecutor()).shutdownNow();
         }
     }
 
