@@ -28,7 +28,8 @@ import reactor.core.scheduler.Schedulers;
  * or a member holds the same epoch or a newer one. If none did (the members are down, frozen or cut off, and the log
  * has no leader this node reaches), it confirms nothing: it asks again every {@link #RETRY}, never confirming a view
  * by silence, so a node removed while it was down or frozen acknowledges no write until it learns it was removed.
- * A member that is merely cut off while it runs (no pause) is not checked and keeps serving.
+ * A member that is merely cut off while it runs (no pause) is not checked and keeps serving. A node that is the only
+ * member of its view confirms at once: it is the log's only voter, so no newer view exists without it.
  *
  * <p>A ticker thread of its own ({@code view-check-ticker}) beats every {@link #TICK}; the members are asked on
  * Reactor's schedulers, the log read (blocking) and the adoption of a view on bounded-elastic. Never blocks an event
@@ -136,6 +137,12 @@ public final class ViewCheck {
     Mono<Boolean> check() {
         URI self = membership.self();
         long epoch = membership.epoch();
+        if (membership.view().nodes().equals(List.of(self))) {
+            // The only member is the view log's only voter: no view can be committed without this node, so the one
+            // it holds is the newest. Waiting for its log's leader here only kept a lone node unready after a pause.
+            confirmation.confirm();
+            return Mono.just(true);
+        }
         Mono<List<ClusterView>> members = Flux.fromIterable(membership.view().nodes())
                 .filter(node -> !node.equals(self))
                 .flatMap(node -> peers.get().view(new Node(node, false))
