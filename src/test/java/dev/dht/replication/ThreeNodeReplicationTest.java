@@ -8,7 +8,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * The course's scenarios on a 3-node cluster, plus the default quorum with one node down and the "respect RF"
- * checks that count copies by starting one node at a time.
+ * checks, which count the copies in the nodes' stores (the course started one node at a time and read from it, but a
+ * node started while the others are down does not serve: it has no member or view log to confirm its view with).
  */
 class ThreeNodeReplicationTest extends ReplicationScenarios {
     @Override
@@ -60,14 +61,14 @@ class ThreeNodeReplicationTest extends ReplicationScenarios {
     void respectReplicationFactorOne() {
         String id = key();
         assertThat(node(0).put(id, "v", "1/1")).isEqualTo(201);
-        assertThat(answersFromOneNodeAtATime(id, "1/1")).isEqualTo(1);
+        assertThat(cluster.copiesOf(id)).isEqualTo(1);
     }
 
     @Test
     void respectReplicationFactorTwo() {
         String id = key();
         assertThat(node(0).put(id, "v", "2/2")).isEqualTo(201);
-        assertThat(answersFromOneNodeAtATime(id, "1/2")).isEqualTo(2);
+        assertThat(cluster.copiesOf(id)).isEqualTo(2);
     }
 
     @Test
@@ -80,22 +81,6 @@ class ThreeNodeReplicationTest extends ReplicationScenarios {
         assertValue(node(2).get(pair, "3/3"), "two");
         assertThat(cluster.copiesOf(single)).as("copies of a 1/1 write after a 3/3 read").isEqualTo(1);
         assertThat(cluster.copiesOf(pair)).as("copies of a 2/2 write after a 3/3 read").isEqualTo(2);
-    }
-
-    /** Stops all nodes, then starts each alone and reads from it; counts the 200 answers. */
-    private int answersFromOneNodeAtATime(String id, String replicas) {
-        for (int i = 0; i < n; i++) {
-            cluster.stop(i);
-        }
-        int found = 0;
-        for (int i = 0; i < n; i++) {
-            cluster.start(i);
-            if (node(i).get(id, replicas).statusCode() == 200) {
-                found++;
-            }
-            cluster.stop(i);
-        }
-        return found;
     }
 
     /** A new key written at 2/3 through node 0 while node 2 was stopped; node 2 is up again and misses it. */
