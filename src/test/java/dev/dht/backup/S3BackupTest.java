@@ -127,8 +127,10 @@ class S3BackupTest {
             assertThat(read.statusCode()).isEqualTo(200);
             assertThat(read.body()).isEqualTo(values[i]);
         }
+        target.close(); // eight nodes and S3Proxy on two cores: the delete below lists and deletes a dozen objects
+        target = null;
         HttpResponse<byte[]> deleted = source.client(1).admin("DELETE", "/actuator/backups/" + id, null,
-                InProcessCluster.SECRET);
+                InProcessCluster.SECRET, Duration.ofSeconds(60));
         assertThat(deleted.statusCode()).isEqualTo(204);
         try (S3Client client = client()) {
             assertThat(client.listObjectsV2(request -> request.bucket(BUCKET).prefix("cluster-a/" + id + "/"))

@@ -98,8 +98,13 @@ public final class DhtClient {
      * the cluster secret {@code secret} in {@code X-Dht-Cluster-Secret}.
      */
     public HttpResponse<byte[]> admin(String method, String path, String json, String secret) {
+        return admin(method, path, json, secret, DEFAULT_TIMEOUT);
+    }
+
+    /** Like {@link #admin(String, String, String, String)}, waiting up to {@code timeout} for the answer. */
+    public HttpResponse<byte[]> admin(String method, String path, String json, String secret, Duration timeout) {
         HttpRequest.Builder request = HttpRequest.newBuilder(base.resolve(path))
-                .header("X-Dht-Cluster-Secret", secret);
+                .header("X-Dht-Cluster-Secret", secret).timeout(timeout);
         if (json != null) {
             request.header("Content-Type", "application/json");
         }
