@@ -259,13 +259,17 @@ public record DhtProperties(
     /**
      * The view log's Raft settings (docs/membership.md).
      *
-     * @param port   the port of this node's Raft server; unset: the server port plus 1000 (9080 beside 8080). Every
-     *               node of a cluster keeps the same distance between the two: a node finds a peer's Raft server at
-     *               the peer's URL port plus its own distance
-     * @param voters members that vote in the log, at most (the NORMAL members, then a leaving one until its change
-     *               ends, cut to an odd count; the rest, joiners too, receive it as listeners). Default 5
+     * @param port    the port of this node's Raft server; unset: the server port plus 1000 (9080 beside 8080). Every
+     *                node of a cluster keeps the same distance between the two: a node finds a peer's Raft server at
+     *                the peer's URL port plus its own distance
+     * @param voters  members that vote in the log, at most (the NORMAL members, then a leaving one until its change
+     *                ends, cut to an odd count; the rest, joiners too, receive it as listeners). Default 5
+     * @param recover recover the log from a lost majority of its voters at this start: this node becomes its only
+     *                voter, going on from the newest view it holds; once only (a marker in the data dir), and never
+     *                while a majority of the voters answers (docs/membership.md, "Recovery from a lost majority").
+     *                Default false
      */
-    public record Raft(Integer port, @DefaultValue("5") int voters) {
+    public record Raft(Integer port, @DefaultValue("5") int voters, @DefaultValue("false") boolean recover) {
         /** @throws InvalidSettingException if a value is out of range */
         public Raft {
             if (port != null && (port < 1 || port > 65535)) {

@@ -4,6 +4,7 @@ import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.cluster.SeedViews;
 import dev.dht.cluster.StartKind;
 import dev.dht.config.ClusterConfiguration.NodeStart;
 import dev.dht.config.TlsConfiguration.TlsSettings;
@@ -19,7 +20,9 @@ import dev.dht.membership.ViewCheck;
 import dev.dht.membership.ViewExchange;
 import dev.dht.membership.raft.RaftPeers;
 import dev.dht.membership.raft.ViewLog;
+import dev.dht.membership.raft.ViewLogRecovery;
 import dev.dht.node.RebuildGate;
+import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.PeerClient;
 import dev.dht.peer.server.ClusterEpochFilter;
 import dev.dht.peer.server.InternalClusterHandler;
@@ -106,9 +109,9 @@ public class MembershipConfiguration {
 
     @Bean
     RecordStreaming recordStreaming(DhtProperties properties, Membership membership, LocalStore store,
-                                    ObjectProvider<PeerClient> peerClient, MeterRegistry registry) {
+                                    ObjectProvider<PeerClient> peerClient, MeterRegistry registry, ViewLog viewLog) {
         return new RecordStreaming(membership, store, peerClient::getObject, properties.dataDir(),
-                properties.streamRate(), registry);
+                properties.streamRate(), registry, viewLog::lost);
     }
 
     /**
@@ -205,7 +208,8 @@ public class MembershipConfiguration {
     @Bean
     MembershipLifecycle membershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog,
                                             TopologyCoordinator coordinator, RaftPeers raftPeers,
-                                            NodeStart start, TombstoneCollector tombstones, ViewCheck viewCheck) {
+                                            NodeStart start, TombstoneCollector tombstones, ViewCheck viewCheck,
+                                            DhtProperties properties, TlsSettings tls) {
         Membership membership = start.membership();
         tombstones.suspendWhile(() -> membership.view().change() != null);
         RaftGroup group = start.kind() == StartKind.FORMING
@@ -213,7 +217,22 @@ public class MembershipConfiguration {
                 : RaftGroup.valueOf(RaftPeers.GROUP_ID);
         boolean alone = start.kind() == StartKind.FORMING && start.membership().view().nodes().size() == 1;
         return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator, viewCheck, alone,
-                start.kind() == StartKind.STORED);
+                start.kind() == StartKind.STORED, recovery(properties, tls, membership, raftPeers));
+    }
+
+    /**
+     * The recovery of the view log from a lost majority if {@code dht.raft.recover=true}, else null; it asks the
+     * members for their views as a node on an empty disk asks the seeds ({@link SeedViews}, blocking: start-up).
+     */
+    private static ViewLogRecovery recovery(DhtProperties properties, TlsSettings tls, Membership membership,
+                                            RaftPeers raftPeers) {
+        if (!properties.raft().recover()) {
+            return null;
+        }
+        SeedViews members = new SeedViews(properties.clusterSecret(), InternalProtocol.VIEW_PATH,
+                InternalProtocol.SECRET_HEADER, tls.enabled() ? tls.bundle().createSslContext() : null);
+        return new ViewLogRecovery(membership.self(), properties.dataDir(), raftPeers, membership::view,
+                nodes -> members.answers(nodes, membership.self()));
     }
 
     /**
@@ -229,15 +248,18 @@ public class MembershipConfiguration {
         private final ViewCheck viewCheck;
         private final boolean formsAlone;
         private final boolean storedView;
+        private final ViewLogRecovery recovery;
         private volatile boolean running;
 
         /**
          * @param formsAlone a new cluster of this node only: the start waits until the log formed it
          * @param storedView the node started from its stored view, which it confirms before it serves
+         * @param recovery   the view log's recovery from a lost majority to try at start, or null
          */
         MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog, RaftGroup group,
                             TopologyCoordinator coordinator, ViewCheck viewCheck, boolean formsAlone,
-                            boolean storedView) {
+                            boolean storedView, ViewLogRecovery recovery) {
+            this.recovery = recovery;
             this.viewCheck = viewCheck;
             this.formsAlone = formsAlone;
             this.storedView = storedView;
@@ -250,7 +272,7 @@ public class MembershipConfiguration {
 
         @Override
         public void start() {
-            viewLog.start(group);
+            viewLog.start(group, recovery);
             viewCheck.start(storedView);
             coordinator.start();
             if (formsAlone) {

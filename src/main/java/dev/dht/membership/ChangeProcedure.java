@@ -12,6 +12,7 @@ import dev.dht.peer.PeerView;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -38,8 +39,9 @@ import reactor.util.retry.Retry;
  *       asking a member to append its join (it holds no log yet), again every {@link #JOIN_RETRY_DELAY} while
  *       refused.</li>
  * </ul>
- * A change starts only while every member (but a removenode's dead node) answers, holds the log's epoch, and no
- * longer cleans up after the last change. Refusals are {@link ChangeRefusedException} (409 at the actuator). The
+ * A change starts only while every member (but a removenode's dead node, and for a removenode the members lost in
+ * a recovery of the view log, {@link ViewLog#lost}) answers, holds the log's epoch, and no longer cleans up after
+ * the last change. Refusals are {@link ChangeRefusedException} (409 at the actuator). The
  * log is appended on the bounded-elastic scheduler; the public methods never block.
  */
 public final class ChangeProcedure {
@@ -110,7 +112,8 @@ public final class ChangeProcedure {
      * change is undone instead (a join) or turned into this removal (a decommission).
      *
      * @throws ChangeRefusedException (409) if {@code node} is no member, is this node, or still answers
-     *                                (decommission it instead), another member is down, or another change runs
+     *                                (decommission it instead), another member is down (but one lost in a recovery
+     *                                of this node's view log: {@link ViewLog#lost}), or another change runs
      */
     public Mono<ClusterView> removenode(URI node) {
         ClusterView base = base();
@@ -206,15 +209,21 @@ public final class ChangeProcedure {
 
     /**
      * Fails with {@link ChangeRefusedException} unless every member (but a removenode's dead node) answers, holds
-     * {@code base}'s epoch or a newer one, and does not clean up after the last change.
+     * {@code base}'s epoch or a newer one, and does not clean up after the last change. A removenode does not ask the
+     * members lost in a recovery of this node's log ({@link ViewLog#lost}): they are dead for good, each removed in
+     * turn; any other member down refuses it, as it may gain keys it would have to stream.
      */
     private Mono<Void> everyMemberReady(ClusterView base, ClusterChange change) {
         String refused = "the " + change.kind().token() + " of " + change.node() + " is refused: member ";
+        Set<URI> lost = change.kind() == ChangeKind.REMOVENODE ? viewLog.lost() : Set.of();
         return Flux.fromIterable(membership.nodesOf(base, change))
+                .filter(node -> !lost.contains(node.url()))
                 .flatMap(node -> view(node)
                         .onErrorMap(error -> !(error instanceof ChangeRefusedException),
                                 error -> new ChangeRefusedException(refused + node.url() + " is down ("
-                                        + error.getMessage() + ")"))
+                                        + error.getMessage() + ")" + (viewLog.lost().contains(node.url())
+                                        ? "; it was lost in the recovery of the view log: remove it first"
+                                        : "")))
                         .doOnNext(answer -> {
                             if (answer.view().epoch() < base.epoch()) {
                                 throw new ChangeRefusedException(refused + node.url() + " still holds epoch "

@@ -26,7 +26,8 @@ import reactor.core.publisher.Mono;
  *       "node": URL, "phase": "streaming", "streamed": {"records": N, "bytes": N}}} (what this node stored from
  *       streams), and {@code cleanupPending} says whether this node still drops records it no longer replicates;
  *       {@code leader} (the view log's leader as this node knows it, or null), {@code term} and {@code index} (the
- *       last log entry this node applied).</li>
+ *       last log entry this node applied), and {@code lost}: the members a recovery of this node's view log declared
+ *       lost that are still to be removed (an empty list but on a recovered node).</li>
  *   <li>{@code GET /actuator/cluster/status}: the same document with {@code "self"} (this node's URL) and each member
  *       described further ({@link MemberStatus}): {@code "up"}, {@code "records"}, {@code "bytes"},
  *       {@code "ownership"}, {@code "hints"}, {@code "role"}; it asks every other member for its figures, so it answers
@@ -147,6 +148,7 @@ public class ClusterEndpoint {
             answer.put("change", described);
         }
         answer.put("cleanupPending", cleanup.isPending());
+        answer.put("lost", viewLog.lost().stream().map(URI::toString).sorted().toList());
         answer.put("leader", RaftPeers.node(viewLog.view(), viewLog.leader()).map(URI::toString).orElse(null));
         answer.put("term", viewLog.term());
         answer.put("index", viewLog.appliedIndex());

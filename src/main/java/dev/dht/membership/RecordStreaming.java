@@ -23,6 +23,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Function;
@@ -85,13 +86,17 @@ public final class RecordStreaming {
     private final AtomicLong bytesOfChange = new AtomicLong();
     /** The pull in progress per epoch, shared by every caller. */
     private final Map<Long, Mono<Void>> pulls = new ConcurrentHashMap<>();
+    private final Supplier<Set<URI>> lost;
 
     /**
      * @param dataDir          where the checkpoint is kept ({@code dht.data-dir})
      * @param recordsPerSecond {@code dht.stream-rate}: records stored per second from one source, at most
+     * @param lost             the members lost in a recovery of this node's view log: never a source (they are dead
+     *                         for good)
      */
     public RecordStreaming(Membership membership, LocalStore store, Supplier<PeerClient> peers, Path dataDir,
-                           int recordsPerSecond, MeterRegistry registry) {
+                           int recordsPerSecond, MeterRegistry registry, Supplier<Set<URI>> lost) {
+        this.lost = lost;
         this.membership = membership;
         this.store = store;
         this.peers = peers;
@@ -188,6 +193,7 @@ public final class RecordStreaming {
         List<Node> sources = placement.members().stream()
                 .filter(node -> !node.self())
                 .filter(node -> !change.removes(node.url()))
+                .filter(node -> !lost.get().contains(node.url()))
                 .toList();
         long started = System.nanoTime();
         int parallel = Math.max(1, sources.size());

@@ -36,11 +36,12 @@ import reactor.core.scheduler.Schedulers;
  *   <li><b>Form.</b> No view in the log yet: the founding members' first view ({@code dht.nodes}, epoch 1), once
  *   every founding member answers that it holds no view.</li>
  *   <li><b>Roll back.</b> A member the change waits for (its joiner or leaver included; not the node a removenode
- *       removes, dead by definition) has not answered for {@code dht.change-failure-timeout}: the change is undone
- *       ({@link ClusterView#aborted}), so it never stays stuck; the dead member can then be removed.</li>
+ *       removes, dead by definition, nor a member lost in a recovery of the log, {@link ViewLog#lost}) has not
+ *       answered for {@code dht.change-failure-timeout}: the change is undone ({@link ClusterView#aborted}), so it
+ *       never stays stuck; the dead member can then be removed.</li>
  *   <li><b>Raft configuration.</b> The log's voters and listeners follow the view ({@link RaftPeers}): a joiner
  *       becomes a listener when its join starts, a node that left is dropped; not while a voter of the new
- *       configuration is down (it might not commit).</li>
+ *       configuration is down (it might not commit), nor while a lost member is in it.</li>
  *   <li><b>Next phase.</b> The view goes to every member (each stores it and finishes the requests it coordinated
  *       under the one before: {@link ViewExchange#accept}); in the streaming phase the gainers pull what they gain;
  *       then the next view is appended, only if the log's view is still this one.</li>
@@ -253,7 +254,7 @@ public final class TopologyCoordinator {
             return Mono.empty();
         }
         List<Node> members = membership.nodesOf(view, null);
-        List<Node> down = members.stream().filter(node -> liveness.downTooLong(node)).toList();
+        List<Node> down = members.stream().filter(node -> lost(node) || liveness.downTooLong(node)).toList();
         long now = System.nanoTime();
         if (!down.isEmpty() && now - lastSettleNanos < PROBE_INTERVAL.toNanos()) {
             return Mono.empty();
@@ -276,15 +277,16 @@ public final class TopologyCoordinator {
     }
 
     /**
-     * Sends {@code view} to every member that must take it before the next step: all but a removed node, and but a
-     * member down for the failure timeout while a change rolls back or none runs (it is told without waiting).
+     * Sends {@code view} to every member that must take it before the next step: all but a removed node, a member
+     * lost in a recovery of the log ({@link ViewLog#lost}), and a member down for the failure timeout while a change
+     * rolls back or none runs (those are told without waiting).
      */
     private Mono<Void> spread(ClusterView view) {
         ClusterChange change = view.change();
         List<Node> awaited = new ArrayList<>();
         List<Node> told = new ArrayList<>();
         for (Node node : membership.nodesOf(view, change)) {
-            boolean optional = (change == null || change.rollingBack()) && liveness.downTooLong(node);
+            boolean optional = lost(node) || (change == null || change.rollingBack()) && liveness.downTooLong(node);
             (optional ? told : awaited).add(node);
         }
         told.forEach(node -> propose(node, view).subscribe(null, error -> { }));
@@ -305,8 +307,9 @@ public final class TopologyCoordinator {
         ClusterChange change = view.change();
         List<Node> gainers = new ArrayList<>();
         for (URI member : view.nodes()) {
-            if (change.gains(member)) {
-                gainers.add(new Node(member, member.equals(membership.self())));
+            Node node = new Node(member, member.equals(membership.self()));
+            if (change.gains(member) && !lost(node)) {
+                gainers.add(node);
             }
         }
         Mono<Void> pulled = Flux.fromIterable(gainers)
@@ -323,13 +326,14 @@ public final class TopologyCoordinator {
 
     /**
      * A member that the step after {@code view} must wait for and that has not answered for the failure timeout
-     * ({@link ChangeLiveness}), or null. A removed node is not waited for; nor, while its change
+     * ({@link ChangeLiveness}), or null. A removed node is not waited for, nor a member lost in a recovery of the log
+     * (it is dead for good and removed next, gaining nothing it could serve); nor, while its change
      * rolls back, is any dead member: a member that was down for the whole timeout has no request in flight, and a
      * member one step behind is compatible with the rolled back view (it checks its view before serving again).
      */
     private URI deadMember(ClusterView view) {
         for (Node node : membership.nodesOf(view, view.change())) {
-            if (liveness.downTooLong(node)) {
+            if (!lost(node) && liveness.downTooLong(node)) {
                 return node.url();
             }
         }
@@ -353,18 +357,26 @@ public final class TopologyCoordinator {
      * Whether every voter of {@code group} has answered within the failure timeout. The Raft configuration follows
      * the view only then: a new configuration whose voters include a dead member (a rolled back change's dead leader
      * among the first NORMAL members again) may not commit, and the reconfiguration would hold every later step, the
-     * dead member's removal included. Meanwhile the current configuration stays; the removal then leaves it out.
+     * dead member's removal included. Meanwhile the current configuration stays; the removal then leaves it out. So
+     * does a configuration that holds a member lost in a recovery of the log, voter or listener: the recovered log
+     * keeps its one voter until every lost member is removed.
      */
     private boolean everyVoterAnswers(ClusterView view, RaftGroup group) {
         for (RaftPeer peer : group.getPeers()) {
-            if (peer.getStartupRole() != RaftPeerRole.LISTENER) {
-                URI node = RaftPeers.node(view, peer.getId()).orElse(null);
-                if (node != null && downTooLong(node)) {
-                    return false;
-                }
+            URI node = RaftPeers.node(view, peer.getId()).orElse(null);
+            if (node != null && viewLog.lost().contains(node)) {
+                return false;
+            }
+            if (peer.getStartupRole() != RaftPeerRole.LISTENER && node != null && downTooLong(node)) {
+                return false;
             }
         }
         return true;
+    }
+
+    /** True if {@code node} was lost in the recovery of this node's log and is not removed yet. */
+    private boolean lost(Node node) {
+        return viewLog.lost().contains(node.url());
     }
 
     private boolean downTooLong(URI node) {

@@ -22,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.springframework.util.FileSystemUtils;
 
 /**
  * Membership changes that lose a node they involve, in one JVM: the view log's leader drives every change, so a
@@ -370,6 +371,68 @@ class MembershipFailoverIT {
                 assertThat(view.get("members")).hasSize(2);
             });
             readAll(cluster, 1, "2/2");
+        }
+    }
+
+    /**
+     * Two members of three stopped for good with their data dirs lost: the view log has lost two of its three voters.
+     * Without a recovery the survivor refuses to remove them (409: a member is down; the log could not commit it
+     * either). Started again with {@code dht.raft.recover=true}, the survivor is the log's only voter, going on from
+     * the epoch it holds; both dead members are removed through it, two new nodes join, and every key written at 3/3
+     * before reads back at 2/3 through each new node. Started once more with the setting left on, it recovers
+     * nothing (the marker): the log of three voters goes on.
+     */
+    @Test
+    void theSurvivorOfALostMajorityRecoversTheLogAndTheDeadAreReplaced() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(3, root, FAST_ROLLBACK)) {
+            write(cluster);
+            long epoch = view(cluster, 0).get("epoch").asLong();
+            for (int dead = 1; dead <= 2; dead++) {
+                cluster.stop(dead);
+                FileSystemUtils.deleteRecursively(cluster.dataDir(dead));
+            }
+            HttpResponse<byte[]> frozen = cluster.client(0).admin("/actuator/cluster/removenode",
+                    "{\"node\": \"" + cluster.url(2) + "\"}", InProcessCluster.SECRET);
+            assertThat(frozen.statusCode()).as(new String(frozen.body(), StandardCharsets.UTF_8)).isEqualTo(409);
+
+            cluster.stop(0);
+            cluster.start(0, Map.of("dht.raft.recover", "true"));
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 0);
+                assertThat(view.get("leader").asText()).as("%s", view).isEqualTo(cluster.url(0).toString());
+                assertThat(view.get("epoch").asLong()).isEqualTo(epoch);
+                assertThat(view.get("lost")).hasSize(2);
+            });
+            for (int dead = 2; dead >= 1; dead--) {
+                int members = 1 + dead;
+                removeDead(cluster, 0, dead);
+                await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                    JsonNode view = view(cluster, 0);
+                    assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+                    assertThat(view.get("members")).hasSize(members - 1);
+                });
+            }
+            assertThat(view(cluster, 0).get("lost")).isEmpty();
+            for (int joined = 2; joined <= 3; joined++) {
+                int members = joined;
+                cluster.add(Map.of());
+                await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                    JsonNode view = view(cluster, 0);
+                    assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+                    assertThat(view.get("members")).hasSize(members);
+                });
+            }
+            readAll(cluster, 3, "2/3");
+            readAll(cluster, 4, "2/3");
+
+            cluster.stop(0);
+            cluster.start(0, Map.of("dht.raft.recover", "true"));
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 3);
+                assertThat(view.get("leader").isNull()).as("%s", view).isFalse();
+                assertThat(view(cluster, 0).get("lost")).isEmpty();
+                assertThat(cluster.client(0).get("k-0", "3/3").statusCode()).isEqualTo(200);
+            });
         }
     }
 

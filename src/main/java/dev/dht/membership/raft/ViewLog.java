@@ -81,6 +81,10 @@ public final class ViewLog implements Closeable {
     private ScheduledExecutorService watchdog;
     private volatile boolean closed;
     private volatile String problem;
+    /** The members a recovery of this node's log declared lost that are still members ({@link ViewLogRecovery}). */
+    private volatile Set<URI> lost = Set.of();
+    /** The epoch the recovery went on from: a view replayed from before it does not tell a lost member was removed. */
+    private volatile long recoveredEpoch;
 
     /**
      * @param self       this node's URL
@@ -105,8 +109,11 @@ public final class ViewLog implements Closeable {
         this.self = Objects.requireNonNull(self, "self");
         this.selfId = RaftPeers.id(self);
         this.dataDir = dataDir;
-        this.applied = applied;
-        this.stateMachine = new ViewStateMachine(applied, this::leaderChanged);
+        this.applied = view -> {
+            forgetLost(view);
+            applied.accept(view);
+        };
+        this.stateMachine = new ViewStateMachine(this.applied, this::leaderChanged);
         RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
         GrpcConfigKeys.Server.setPort(properties, raftPort);
         RaftServerConfigKeys.setStorageDir(properties, List.of(storageDir(dataDir).toFile()));
@@ -155,9 +162,41 @@ public final class ViewLog implements Closeable {
      * @throws UncheckedIOException if the server cannot start (the port is taken, the storage is unreadable)
      */
     public synchronized void start(RaftGroup group) {
+        start(group, null);
+    }
+
+    /**
+     * As {@link #start(RaftGroup)}, first recovering the log from a lost majority of its voters if {@code recovery}
+     * decides so ({@code dht.raft.recover=true}; null: no recovery): the server is started on its storage, the
+     * recovery reads its configuration and log, and the server is started again on the recovered configuration.
+     * Blocks (storage, port, the members' answers).
+     *
+     * @throws UncheckedIOException if the server cannot start or the recovered configuration cannot be written
+     */
+    public synchronized void start(RaftGroup group, ViewLogRecovery recovery) {
         startGroup = group;
         closed = false;
+        readLost();
         startServer(group);
+        if (recovery != null && !exists(dataDir)) {
+            log.error("dht.raft.recover is set, but this node holds no view log: nothing to recover; ignored");
+        } else if (recovery != null) {
+            boolean recovered;
+            try {
+                recovered = recovery.run(server.getDivision(RaftPeers.GROUP_ID));
+            } catch (IOException e) {
+                throw new UncheckedIOException("the view log cannot be recovered: its group does not start", e);
+            }
+            if (recovered) {
+                closeServer();
+                readLost();
+                startServer(group);
+            }
+        }
+        if (!lost.isEmpty()) {
+            log.warn("members lost in the recovery of this node's view log, to be removed (removenode through this "
+                    + "node): {}", lost);
+        }
         if (watchdog == null) {
             watchdog = Executors.newSingleThreadScheduledExecutor(runnable -> {
                 Thread thread = new Thread(runnable, "view-log-watchdog");
@@ -194,6 +233,37 @@ public final class ViewLog implements Closeable {
      */
     public String problem() {
         return problem;
+    }
+
+    /**
+     * The members the recovery of this node's log declared lost (dead for good) and that are still members: a
+     * removenode neither asks nor waits for them ({@link ViewLogRecovery}). Empty on a node whose log was never
+     * recovered. Never blocks.
+     */
+    public Set<URI> lost() {
+        return lost;
+    }
+
+    private void readLost() {
+        recoveredEpoch = ViewLogRecovery.epoch(dataDir);
+        lost = ViewLogRecovery.lost(dataDir);
+    }
+
+    /** Forgets the lost members {@code view} does not hold (removed): a later node at the same URL is no lost one. */
+    private void forgetLost(ClusterView view) {
+        Set<URI> known = lost;
+        if (known.isEmpty() || view.epoch() <= recoveredEpoch || known.stream().allMatch(view::isMember)) {
+            return;
+        }
+        Set<URI> still = known.stream().filter(view::isMember).collect(Collectors.toUnmodifiableSet());
+        lost = still;
+        log.info("lost members still to be removed: {}", still.isEmpty() ? "none" : still);
+        try {
+            ViewLogRecovery.keepLost(dataDir, still);
+        } catch (UncheckedIOException e) {
+            log.error("the recovery marker could not be rewritten; a restart counts the removed members as lost "
+                    + "until the next view: {}", e.getMessage());
+        }
     }
 
     /** The running Raft server (tests that break it). */
