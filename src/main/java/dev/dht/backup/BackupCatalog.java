@@ -11,15 +11,20 @@ import java.nio.file.NoSuchFileException;
 import java.time.Clock;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * The backups at a location, read and written through their manifests: list, read one, write one, delete one, and
  * retention ({@code dht.backup.keep}: the newest completed backups are kept, older ones deleted, and failed ones
- * older than the oldest kept). Ids sort by their start time. A running manifest whose coordinator stopped writing it
+ * older than the oldest kept; the chain an incremental restores with is kept as long as the incremental is, and a
+ * backup an incremental needs cannot be deleted). Ids sort by their start time. A running manifest whose coordinator stopped writing it
  * ({@link BackupManifest#isStale}) reads as failed, is written as failed by retention, and is then pruned as failed
  * ones are; one that is not stale cannot be deleted, wherever it runs. Blocking: every method does the location's
  * I/O.
@@ -118,10 +123,15 @@ public final class BackupCatalog {
     /**
      * Deletes backup {@code id}; false if there was none.
      *
-     * @throws BackupRefusedException if its manifest says running and is not stale: its coordinator, whichever node
-     *                                it is, still writes it
+     * @throws BackupRefusedException if its manifest says running and is not stale (its coordinator, whichever node
+     *                                it is, still writes it), or if it is the base of an incremental backup that is
+     *                                done or runs (that one would no longer restore: delete it first)
      */
     public boolean delete(String id) {
+        return delete(id, list());
+    }
+
+    private boolean delete(String id, List<BackupManifest> all) {
         Optional<BackupManifest> manifest = readAsWritten(id);
         if (manifest.isEmpty()) {
             return false;
@@ -129,6 +139,14 @@ public final class BackupCatalog {
         if (BackupManifest.RUNNING.equals(manifest.get().state()) && !manifest.get().isStale(clock.instant())) {
             throw new BackupRefusedException("backup " + id + " is running"
                     + (manifest.get().coordinator() == null ? "" : " on " + manifest.get().coordinator()));
+        }
+        List<String> dependents = all.stream()
+                .filter(other -> id.equals(other.base()) && !BackupManifest.FAILED.equals(other.state()))
+                .map(BackupManifest::id)
+                .toList();
+        if (!dependents.isEmpty()) {
+            throw new BackupRefusedException("backup " + id + " is the base of incremental backup "
+                    + String.join(", ", dependents) + ", which restores only with it: delete that first");
         }
         try {
             location.delete(id);
@@ -141,7 +159,9 @@ public final class BackupCatalog {
 
     /**
      * Writes stale running manifests as failed; then deletes completed backups beyond the newest {@code keep}, and
-     * failed ones older than the oldest kept.
+     * failed ones older than the oldest kept, but never a backup in the chain of a kept or running incremental (its
+     * base, the base's base...): those stay until no kept backup needs them. Deletes newest first, so that an
+     * incremental goes before its base.
      */
     public void applyRetention() {
         List<BackupManifest> all = list();
@@ -157,11 +177,25 @@ public final class BackupCatalog {
             return;
         }
         String oldestKept = done.get(keep - 1).id();
+        Set<String> needed = new HashSet<>();
+        Map<String, BackupManifest> byId = new HashMap<>();
+        all.forEach(manifest -> byId.put(manifest.id(), manifest));
         for (BackupManifest manifest : all) {
-            boolean stale = manifest.id().compareTo(oldestKept) < 0 && !BackupManifest.RUNNING.equals(manifest.state());
+            boolean kept = BackupManifest.RUNNING.equals(manifest.state())
+                    || BackupManifest.DONE.equals(manifest.state()) && manifest.id().compareTo(oldestKept) >= 0;
+            for (BackupManifest link = manifest; kept && link != null && link.base() != null
+                    && needed.add(link.base()); ) {
+                link = byId.get(link.base());
+            }
+        }
+        List<BackupManifest> remaining = new ArrayList<>(all);
+        for (BackupManifest manifest : all) {
+            boolean stale = manifest.id().compareTo(oldestKept) < 0 && !BackupManifest.RUNNING.equals(manifest.state())
+                    && !needed.contains(manifest.id());
             if (stale) {
                 LOG.info("backup {}: deleted ({}), beyond dht.backup.keep={}", manifest.id(), manifest.state(), keep);
-                delete(manifest.id());
+                remaining.remove(manifest);
+                delete(manifest.id(), remaining);
             }
         }
     }

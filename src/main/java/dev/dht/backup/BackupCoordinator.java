@@ -9,6 +9,7 @@ import dev.dht.cluster.Node;
 import dev.dht.failure.OverloadReason;
 import dev.dht.failure.OverloadedException;
 import dev.dht.metrics.BackupMetrics;
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.peer.PeerClient;
 import java.net.URI;
 import java.time.Clock;
@@ -43,7 +44,8 @@ import reactor.core.scheduler.Scheduler;
  * {@link #allowedMissing} failed (the replication factor minus its majority: each key written to a majority of its
  * replicas then still has a copy), and the manifest lists them as missing. While it runs the manifest is written
  * again every {@link BackupManifest#HEARTBEAT} with each member's part, so every node shows the progress and knows
- * the backup runs.
+ * the backup runs. An incremental backup names its base and asks every member for the records stamped since its
+ * snapshot point ({@link IncrementalBase}).
  *
  * <p>Threads: {@link #start} never blocks; manifest I/O runs on the backup scheduler. The backup runs whether or not
  * the caller still waits for its id (a cancelled request leaves it running to its end, which frees this node for the
@@ -64,6 +66,8 @@ public final class BackupCoordinator {
     private final BackupMetrics metrics;
     private final Clock clock;
     private final Duration retryWindow;
+    private final Duration incrementalMargin;
+    private final Duration gcGrace;
     private final Map<String, BackupRun> running = new ConcurrentHashMap<>();
 
     /**
@@ -71,9 +75,14 @@ public final class BackupCoordinator {
      * @param scheduler   where manifest I/O runs (it blocks)
      * @param retryWindow {@code dht.backup.retry-window}: how long a member's part is tried again after an overload
      *                    or an unreachable member; zero: not at all
+     * @param incrementalMargin {@code dht.backup.incremental-margin}: an incremental holds the records stamped since its
+     *                    base started less this much ({@link IncrementalBase})
+     * @param gcGrace     {@code dht.tombstone.gc-grace}: an incremental whose base is older than that (less twice the
+     *                    margin) is taken as a full backup
      */
     public BackupCoordinator(Membership membership, MemberBackup local, PeerClient peers, BackupCatalog catalog,
-                             Scheduler scheduler, BackupMetrics metrics, Clock clock, Duration retryWindow) {
+                             Scheduler scheduler, BackupMetrics metrics, Clock clock, Duration retryWindow,
+                             Duration incrementalMargin, Duration gcGrace) {
         this.membership = membership;
         this.local = local;
         this.peers = peers;
@@ -82,45 +91,78 @@ public final class BackupCoordinator {
         this.metrics = metrics;
         this.clock = clock;
         this.retryWindow = retryWindow;
+        this.incrementalMargin = incrementalMargin;
+        this.gcGrace = gcGrace;
     }
 
     /**
-     * Starts a backup of every member of the current view; completes with its id once its manifest is written as
-     * running (the rest runs in the background, also if the returned Mono is cancelled). Fails with
-     * {@link BackupRefusedException} if another backup runs on this node or this node is no member.
+     * Starts a backup of every member of the current view; completes with its first manifest (its id, and for an
+     * incremental its base) once that is written as running (the rest runs in the background, also if the returned
+     * Mono is cancelled). Fails with {@link BackupRefusedException} if another backup runs on this node or this node
+     * is no member.
+     *
+     * @param allowMissing complete without the members that fail, up to {@link #allowedMissing}
+     * @param incremental  store only the records stamped since the newest done backup at the location started (less
+     *                     the margin: {@link IncrementalBase}); a full backup, with {@link BackupManifest#fullReason},
+     *                     where there is none or it is older than the tombstone GC grace allows
      */
-    public Mono<String> start(boolean allowMissing) {
+    public Mono<BackupManifest> start(boolean allowMissing, boolean incremental) {
         if (!membership.isMember()) {
             return Mono.error(new BackupRefusedException("this node is no member of the cluster"));
+        }
+        if (!running.isEmpty()) {
+            return Mono.error(refusal());
         }
         ClusterView view = membership.view();
         Instant now = clock.instant();
         String id = ID_TIME.format(now) + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
         List<String> members = view.nodes().stream().map(URI::toString).toList();
-        BackupManifest first = new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.RUNNING, null,
-                now.toString(), null, view.epoch(), view.replicationFactor(), members, List.of(), List.of(),
-                membership.self().toString(), now.toString(), List.of());
-        BackupRun run = new BackupRun(first);
-        BackupManifest manifest = first.updated(now.toString(), run.progress("", -1));
-        synchronized (running) {
-            if (!running.isEmpty()) {
-                return Mono.error(new BackupRefusedException("backup " + running.keySet().iterator().next()
-                        + " is running on this node"));
-            }
-            running.put(id, run);
-        }
-        LOG.info("backup {}: started by {} at epoch {} over {}", id, membership.self(), view.epoch(), members);
-        Sinks.One<String> written = Sinks.one();
-        Mono.fromRunnable(() -> catalog.write(manifest))
+        Sinks.One<BackupManifest> written = Sinks.one();
+        // blocking: listing the location for the base and writing the first manifest run on the backup scheduler
+        Mono.fromCallable(() -> {
+                    IncrementalBase base = incremental
+                            ? IncrementalBase.choose(catalog.list(), now, incrementalMargin, gcGrace)
+                            : new IncrementalBase(null, null, null);
+                    BackupManifest first = new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.RUNNING,
+                            null, now.toString(), null, view.epoch(), view.replicationFactor(), members, List.of(),
+                            List.of(), membership.self().toString(), now.toString(), List.of(),
+                            base.incremental() ? base.base().id() : null,
+                            base.incremental() ? base.since().toString() : null, base.fullReason());
+                    BackupRun run = new BackupRun(first);
+                    synchronized (running) {
+                        if (!running.isEmpty()) {
+                            throw refusal();
+                        }
+                        running.put(id, run);
+                    }
+                    try {
+                        catalog.write(first.updated(now.toString(), run.progress("", -1)));
+                    } catch (RuntimeException e) {
+                        running.remove(id);
+                        throw e;
+                    }
+                    return run;
+                })
                 .subscribeOn(scheduler)
-                .subscribe(null, e -> {
-                    running.remove(id);
-                    written.tryEmitError(e);
-                }, () -> {
-                    written.tryEmitValue(id);
+                .subscribe(run -> {
+                    BackupManifest first = run.manifest();
+                    LOG.info("backup {}: started by {} at epoch {} over {}{}", id, membership.self(), view.epoch(),
+                            members, first.isIncremental() ? ", incremental to " + first.base() + " since "
+                                    + first.since() : first.fullReason() == null ? "" : ", full: " + first.fullReason());
+                    written.tryEmitValue(first);
                     run(run, view, allowMissing).subscribe();
-                });
+                }, written::tryEmitError);
         return written.asMono();
+    }
+
+    /** A full backup, as {@link #start(boolean, boolean)}. */
+    public Mono<BackupManifest> start(boolean allowMissing) {
+        return start(allowMissing, false);
+    }
+
+    private BackupRefusedException refusal() {
+        return new BackupRefusedException("backup " + running.keySet().stream().findFirst().orElse("")
+                + " is running on this node");
     }
 
     /** The parts of every member, then the final manifest; never fails (a failure is written into the manifest). */
@@ -169,9 +211,10 @@ public final class BackupCoordinator {
         return Mono.defer(() -> {
             run.attempt(member.toString());
             long started = System.nanoTime();
+            long since = sinceTimestamp(run.manifest());
             Mono<MemberPart> call = member.equals(membership.self())
-                    ? local.run(id)
-                    : peers.backup(new Node(member, false), id).map(MemberPart::fromJson);
+                    ? local.run(id, since)
+                    : peers.backup(new Node(member, false), id, since).map(MemberPart::fromJson);
             return call.onErrorResume(e -> {
                 long now = System.nanoTime();
                 long streak = streakStart == 0 || now - started > retryWindow.toNanos() ? now : streakStart;
@@ -198,6 +241,12 @@ public final class BackupCoordinator {
             return overloaded.reason() != OverloadReason.DISK_FULL && overloaded.reason() != OverloadReason.NOT_A_MEMBER;
         }
         return e instanceof WebClientRequestException;
+    }
+
+    /** The lowest timestamp a part of {@code manifest} holds: its {@code since} (an incremental), else 0. */
+    static long sinceTimestamp(BackupManifest manifest) {
+        return manifest.since() == null ? 0
+                : HybridLogicalClock.timestampOf(Instant.parse(manifest.since()).toEpochMilli());
     }
 
     private record Outcome(URI member, MemberPart part, String error) {

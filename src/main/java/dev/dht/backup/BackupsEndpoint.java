@@ -18,14 +18,17 @@ import reactor.core.scheduler.Scheduler;
  * Actuator endpoint {@code backups}, the backups at {@code dht.backup.location}:
  * <ul>
  *   <li>{@code GET /actuator/backups}: {@code {"location": ..., "backups": [{"id", "state", "startedAt", "endedAt",
- *       "records", "bytes", "nodes": {URL: records}, "error"?, "missing"?, "coordinator"?, "updatedAt"?,
+ *       "base": ID|null, "since"?, "fullReason"?, "records", "bytes", "nodes": {URL: records}, "error"?, "missing"?, "coordinator"?, "updatedAt"?,
  *       "members"?}, ...]}}, newest first;</li>
  *   <li>{@code GET /actuator/backups/{id}}: one of them; while it runs also {@code "progress": {"membersDone",
  *       "members", "records"}}, on any node (from the manifest the coordinator writes every 10 s; on the coordinator,
  *       as of now); 404 if unknown;</li>
  *   <li>{@code DELETE /actuator/backups/{id}}: deletes it (cluster secret needed, 403 without); 204, 404 if unknown,
- *       409 while it runs, whichever node coordinates it.</li>
+ *       409 while it runs, whichever node coordinates it, or while it is the base of an incremental that is done
+ *       or runs (delete that one first).</li>
  * </ul>
+ * An incremental backup ({@code "base"} names the backup it holds the changes since, itself full or incremental)
+ * restores with its whole chain.
  * {@code "state"} is {@code running}, {@code done} or {@code failed} (then {@code "error"} names the members that
  * failed, or says the coordinator stopped: a running backup whose manifest was not written for a minute).
  * {@code "members"} is each member's part: {@code {"node", "state": "running"|"retrying"|"done"|"failed",
@@ -71,7 +74,7 @@ public class BackupsEndpoint {
                 .subscribeOn(scheduler);
     }
 
-    /** Deletes one backup: 204, 404 if unknown, 409 while it runs on any node. */
+    /** Deletes one backup: 204, 404 if unknown, 409 while it runs on any node or an incremental needs it. */
     @DeleteOperation
     public Mono<WebEndpointResponse<Map<String, Object>>> delete(@Selector String id) {
         if (coordinator.isRunning(id)) {
@@ -106,6 +109,13 @@ public class BackupsEndpoint {
         answer.put("startedAt", manifest.startedAt());
         answer.put("endedAt", manifest.endedAt());
         answer.put("epoch", manifest.epoch());
+        answer.put("base", manifest.base());
+        if (manifest.isIncremental()) {
+            answer.put("since", manifest.since());
+        }
+        if (manifest.fullReason() != null) {
+            answer.put("fullReason", manifest.fullReason());
+        }
         answer.put("records", manifest.records());
         answer.put("bytes", manifest.bytes());
         Map<String, Long> nodes = new LinkedHashMap<>();

@@ -5,12 +5,14 @@ import dev.dht.backup.format.BackupFileWriter;
 import dev.dht.backup.format.BackupManifest.MemberPart;
 import dev.dht.backup.location.BackupLocation;
 import dev.dht.metrics.BackupMetrics;
+import dev.dht.node.HybridLogicalClock;
 import dev.dht.pacing.Pacer;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -26,7 +28,8 @@ import reactor.core.scheduler.Scheduler;
  * This node's part of a cluster backup: every record of its store (values, tombstones, TTLs, with their
  * timestamps) from one consistent LevelDB snapshot ({@link LocalStore#rangeBatches}, read on the storage threads in
  * batches that take turns with client requests) into member files at the backup location, split at
- * {@code dht.backup.file-size}, paced at {@code dht.backup.rate} bytes per second ({@link Pacer}).
+ * {@code dht.backup.file-size}, paced at {@code dht.backup.rate} bytes per second ({@link Pacer}). An incremental
+ * part holds only the records stamped at or after its snapshot point, filtered on the storage threads.
  *
  * <p>Threads: the files are written on the backup scheduler given (blocking I/O, never an event loop); the
  * scheduler's thread waits for the rate and for the storage threads' batches. Memory: one block of the file
@@ -40,6 +43,8 @@ public final class MemberBackup {
     static final int BATCH_RECORDS = 256;
     /** Key and value bytes after which a storage task ends its batch (one larger record is a batch of its own). */
     static final long BATCH_BYTES = 4 << 20;
+    /** Records a storage task reads at most while it skips those older than an incremental's snapshot point. */
+    static final int SCAN_RECORDS = 4096;
     private static final byte[] FIRST_KEY = new byte[0];
     private final LocalStore store;
     private final BackupLocation location;
@@ -71,9 +76,14 @@ public final class MemberBackup {
      * Writes this node's part of backup {@code id}; completes with its files once all are written, fails with
      * {@link BackupRefusedException} if a part already runs here, or with the I/O or storage failure (an
      * {@link dev.dht.failure.OverloadedException} if the storage queue stays full). Never blocks the caller.
+     *
+     * @param since the lowest timestamp (hybrid logical clock) of the records written: an incremental part holds the
+     *              records stamped since its base (tombstones included); 0 for a full part. The whole store is still
+     *              read, in storage tasks that each read at most {@value #SCAN_RECORDS} records; only the records
+     *              written count against the rate
      */
-    public Mono<MemberPart> run(String id) {
-        return Mono.fromCallable(() -> write(id)).subscribeOn(scheduler);
+    public Mono<MemberPart> run(String id, long since) {
+        return Mono.fromCallable(() -> write(id, since)).subscribeOn(scheduler);
     }
 
     /** Records written so far by the part of backup {@code id} running here, or -1 if none runs. */
@@ -82,7 +92,7 @@ public final class MemberBackup {
         return records == null ? -1 : records.get();
     }
 
-    private MemberPart write(String id) throws IOException {
+    private MemberPart write(String id, long since) throws IOException {
         AtomicLong records = new AtomicLong();
         synchronized (running) {
             if (!running.isEmpty()) {
@@ -90,10 +100,11 @@ public final class MemberBackup {
             }
             running.put(id, records);
         }
-        LOG.info("backup {}: part of {} started, to {}", id, self, location.describe());
+        LOG.info("backup {}: part of {} started, to {}{}", id, self, location.describe(),
+                since > 0 ? ", records stamped since " + Instant.ofEpochMilli(HybridLogicalClock.millisOf(since)) : "");
         long started = System.nanoTime();
         try {
-            MemberPart part = scan(id, records);
+            MemberPart part = scan(id, since, records);
             LOG.info("backup {}: part of {} done, {} records, {} bytes in {} files, {} ms", id, self, part.records(),
                     part.bytes(), part.files().size(), (System.nanoTime() - started) / 1_000_000);
             return part;
@@ -106,14 +117,15 @@ public final class MemberBackup {
     }
 
     /** The scan: blocking, on the backup scheduler's thread. */
-    private MemberPart scan(String id, AtomicLong records) throws IOException {
+    private MemberPart scan(String id, long since, AtomicLong records) throws IOException {
         Pacer pacer = Pacer.perSecond(bytesPerSecond);
         List<BackupFileWriter.FileSummary> files = new ArrayList<>();
         String prefix = fileStem(self);
         OutputStream stream = null;
         BackupFileWriter writer = null;
         // one batch read ahead while the writer takes the other: memory bounded in bytes, whatever the values' sizes
-        try (Stream<KeyedRecord> snapshot = store.rangeBatches(FIRST_KEY, null, BATCH_RECORDS, BATCH_BYTES).toStream(1)
+        try (Stream<KeyedRecord> snapshot = store.rangeBatches(FIRST_KEY, null, BATCH_RECORDS, BATCH_BYTES, since, SCAN_RECORDS)
+                .toStream(1)
                 .flatMap(List::stream)) {
             for (var iterator = snapshot.iterator(); iterator.hasNext(); ) {
                 KeyedRecord entry = iterator.next();

@@ -3,6 +3,7 @@ package dev.dht.cli;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -34,10 +35,13 @@ final class BackupCommand implements Runnable {
                 + " delete");
     }
 
-    /** {@code dht backup start [--allow-missing] [--wait]}. */
+    /** {@code dht backup start [--allow-missing] [--incremental] [--wait]}. */
     @Command(name = "start", mixinStandardHelpOptions = true,
             description = {"Starts a backup of the whole cluster.", "Coordinated by the node asked; prints its id. "
                 + "Refused (exit 2) with no location set or another backup running there.",
+                "With --incremental, stores only what changed since the newest done backup at the location (its "
+                + "base; a restore applies the chain); a full backup, saying why, where there is none or it is older "
+                + "than the tombstone GC grace allows.",
                 "With --wait, follows it (progress on stderr) until it ends and prints the id alone on the last line"
                 + " of stdout: exit 0 done, 3 failed."})
     static final class Start implements Callable<Integer> {
@@ -47,6 +51,8 @@ final class BackupCommand implements Runnable {
         @Option(names = "--allow-missing", description = "Complete without members that are down or fail, as far as"
                 + " the node allows (docs/backup.md).")
         private boolean allowMissing;
+        @Option(names = "--incremental", description = "Only what changed since the newest done backup (docs/backup.md).")
+        private boolean incremental;
         @Option(names = "--wait", description = "Follow the backup until it ends.")
         private boolean wait;
 
@@ -57,14 +63,23 @@ final class BackupCommand implements Runnable {
         @Override
         public Integer call() {
             ActuatorClient client = connection.client();
-            JsonNode answer = client.post("backup", allowMissing ? Map.of("allowMissing", true) : null,
-                    ActuatorClient.ANSWER_TIMEOUT).json();
+            Map<String, Object> body = new LinkedHashMap<>();
+            if (allowMissing) {
+                body.put("allowMissing", true);
+            }
+            if (incremental) {
+                body.put("incremental", true);
+            }
+            JsonNode answer = client.post("backup", body.isEmpty() ? null : body, ActuatorClient.ANSWER_TIMEOUT).json();
             String id = answer.path("id").asString();
+            String started = "backup " + id + " started" + (answer.hasNonNull("base")
+                    ? ", incremental to " + answer.path("base").asString()
+                    : answer.hasNonNull("fullReason") ? ", full: " + answer.path("fullReason").asString() : "");
             if (!wait) {
-                print(context, connection, answer, "backup " + id + " started\n" + id);
+                print(context, connection, answer, started + "\n" + id);
                 return Dht.EXIT_OK;
             }
-            context.err().println("backup " + id + " started");
+            context.err().println(started);
             JsonNode backup = follow(context, client, id);
             boolean done = "done".equals(backup.path("state").asString());
             if (connection.output() == ConnectionOptions.Output.json) {
@@ -79,9 +94,10 @@ final class BackupCommand implements Runnable {
 
     /** {@code dht backup list}. */
     @Command(name = "list", mixinStandardHelpOptions = true,
-            description = {"Lists the backups, newest first.", "Id, state (running, done, failed), start, "
-                + "end, records, bytes.", "--output json prints [{\"id\", \"state\", \"startedAt\", \"endedAt\", "
-                + "\"records\", \"bytes\", \"nodes\", \"error\"?, \"missing\"?}, ...]."})
+            description = {"Lists the backups, newest first.", "Id, state (running, done, failed), base (the backup an "
+                + "incremental one holds the changes since; - for a full one), start, end, records, bytes.",
+                "--output json prints [{\"id\", \"state\", \"startedAt\", \"endedAt\", \"base\", \"records\", "
+                + "\"bytes\", \"nodes\", \"error\"?, \"missing\"?}, ...]."})
     static final class ListBackups implements Callable<Integer> {
         private final CliContext context;
         @Mixin
@@ -101,9 +117,10 @@ final class BackupCommand implements Runnable {
             }
             context.out().println("location " + answer.path("location").asString());
             List<String[]> rows = new ArrayList<>();
-            rows.add(new String[] {"ID", "STATE", "STARTED", "ENDED", "RECORDS", "BYTES", "NOTE"});
+            rows.add(new String[] {"ID", "STATE", "BASE", "STARTED", "ENDED", "RECORDS", "BYTES", "NOTE"});
             for (JsonNode backup : backups) {
                 rows.add(new String[] {backup.path("id").asString(), backup.path("state").asString(),
+                    backup.hasNonNull("base") ? backup.path("base").asString() : "-",
                     time(backup.path("startedAt")), time(backup.path("endedAt")),
                     Long.toString(backup.path("records").asLong()), StatusCommand.bytes(backup.path("bytes").asLong()),
                     note(backup)});
@@ -202,6 +219,10 @@ final class BackupCommand implements Runnable {
                 .append(", ended ").append(time(backup.path("endedAt")))
                 .append(", ").append(backup.path("records").asLong()).append(" records, ")
                 .append(StatusCommand.bytes(backup.path("bytes").asLong()));
+        if (backup.hasNonNull("base")) {
+            text.append("\n  incremental to ").append(backup.path("base").asString()).append(": records stamped since ")
+                    .append(backup.path("since").asString());
+        }
         String note = note(backup);
         if (!note.isEmpty()) {
             text.append("\n  ").append(note);
@@ -226,6 +247,9 @@ final class BackupCommand implements Runnable {
             List<String> missing = new ArrayList<>();
             backup.path("missing").forEach(node -> missing.add(node.asString()));
             notes.add("missing: " + String.join(", ", missing));
+        }
+        if (backup.hasNonNull("fullReason")) {
+            notes.add("full: " + backup.path("fullReason").asString());
         }
         return String.join("; ", notes);
     }

@@ -100,7 +100,8 @@ public class BackupConfiguration {
                                         BackupCatalog catalog, @Qualifier("backup") Scheduler scheduler,
                                         BackupMetrics metrics) {
         return new BackupCoordinator(membership, local, peers, catalog, scheduler, metrics, Clock.systemUTC(),
-                properties.backup().retryWindow());
+                properties.backup().retryWindow(), properties.backup().incrementalMargin(),
+                properties.tombstone().gcGrace());
     }
 
     @Bean

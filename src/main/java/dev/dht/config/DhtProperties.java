@@ -299,6 +299,8 @@ public record DhtProperties(
      * @param retryWindow how long a member's part that failed on an overload (503) or an unreachable member (a
      *                    restart) is tried again, with backoff, before the backup fails; 0: not at all. Default 60s
      * @param s3          settings of S3 locations beyond the endpoint: encryption, upload memory
+     * @param incrementalMargin an incremental backup holds the records stamped since its base started, less this:
+     *                    at least the replica timeout plus the largest skew between the nodes' clocks. Default 1m
      */
     public record Backup(
             @DefaultValue("") String location,
@@ -310,7 +312,8 @@ public record DhtProperties(
             @DefaultValue("false") boolean s3PathStyle,
             @DefaultValue("19") int nice,
             @DefaultValue("60s") Duration retryWindow,
-            @DefaultValue S3 s3) {
+            @DefaultValue S3 s3,
+            @DefaultValue("1m") Duration incrementalMargin) {
 
         /** Validates the backup settings. */
         public Backup {
@@ -332,6 +335,10 @@ public record DhtProperties(
             }
             if (retryWindow.isNegative()) {
                 throw new InvalidSettingException("dht.backup.retry-window", "must be 0 or more, was " + retryWindow);
+            }
+            if (incrementalMargin.isNegative()) {
+                throw new InvalidSettingException("dht.backup.incremental-margin", "must be 0 or more, was "
+                        + incrementalMargin);
             }
         }
     }

@@ -217,10 +217,13 @@ public final class PeerClient {
     /**
      * {@link PeerEndpoint#BACKUP}: {@code peer} writes its part of backup {@code id}; the part's JSON once done. No
      * timeout (the peer paces its scan); a refusal or failure fails the call with {@link WebClientResponseException}
-     * whose body says why, an unreachable peer with the connection's error.
+     * whose body says why, an unreachable peer with the connection's error. {@code since}: the lowest timestamp of
+     * the records an incremental part holds; 0 for a full part (a node of an older version writes a full part
+     * whatever it is: the incremental then repeats records, it misses none).
      */
-    public Mono<byte[]> backup(Node peer, String id) {
-        return call(PeerEndpoint.BACKUP, peer, PeerEndpoint.BACKUP.uri(peer, id), null,
+    public Mono<byte[]> backup(Node peer, String id, long since) {
+        return call(PeerEndpoint.BACKUP, peer, PeerEndpoint.BACKUP.uri(peer, id, since > 0 ? Long.toString(since) : null),
+                null,
                 response -> ifOk(response, ok -> ok.bodyToMono(byte[].class)));
     }
 

@@ -93,12 +93,13 @@ public enum PeerEndpoint {
     CLEANUP(HttpMethod.POST, InternalProtocol.CLEANUP_PATH, Timeout.RESPONSE, null, "epoch"),
     /**
      * {@code POST /internal/backup?id=ID}: the node writes its part of backup {@code ID} (every record of its store,
-     * from one snapshot) to its {@code dht.backup.location}, paced, and answers 200 once all its files are written,
-     * with the part as JSON ({@code dev.dht.backup.format.BackupManifest.MemberPart}); 409 if it has no location or a
-     * part already runs there, 400 for a malformed id, 500 if writing failed (the body says why). Not timed: the
+     * from one snapshot; with {@code since=T}, an incremental part: only those stamped at hybrid-logical-clock
+     * timestamp {@code T} or later) to its {@code dht.backup.location}, paced, and answers 200 once all its files
+     * are written, with the part as JSON ({@code dev.dht.backup.format.BackupManifest.MemberPart}); 409 if it has no location or a
+     * part already runs there, 400 for a malformed id or since, 500 if writing failed (the body says why). Not timed: the
      * node paces the scan.
      */
-    BACKUP(HttpMethod.POST, InternalProtocol.BACKUP_PATH, Timeout.PACED, null, "id"),
+    BACKUP(HttpMethod.POST, InternalProtocol.BACKUP_PATH, Timeout.PACED, null, "id", "since"),
     /**
      * {@code GET /internal/node/stats}: 200 with the node's {@link NodeStats} as text (records, bytes on disk, hints
      * held per peer); also the probe of {@code GET /actuator/cluster/status}, which bounds the call itself and marks

@@ -203,17 +203,35 @@ public final class LocalStore implements AutoCloseable {
      * @param end exclusive bound or null
      */
     public Flux<List<KeyedRecord>> rangeBatches(byte[] start, byte[] end, int maxRecords, long maxBytes) {
+        return rangeBatches(start, end, maxRecords, maxBytes, 0, maxRecords);
+    }
+
+    /**
+     * Like {@link #rangeBatches(byte[], byte[], int, long)}, only the records (tombstones included) whose timestamp
+     * is at least {@code minTimestamp}: the others are read and skipped on the storage thread. A storage task reads
+     * at most {@code maxScanned} records, so a batch may be empty (records were read, none matched) while the range
+     * goes on; the stream completes after the last record.
+     *
+     * @param end exclusive bound or null
+     */
+    public Flux<List<KeyedRecord>> rangeBatches(byte[] start, byte[] end, int maxRecords, long maxBytes,
+                                                long minTimestamp, int maxScanned) {
         return Flux.<List<KeyedRecord>, RecordRepository.Cursor>generate(
                         () -> metrics.range().record(() -> repository.range(start, end)),
                         (cursor, sink) -> {
                             List<KeyedRecord> batch = new ArrayList<>();
                             long bytes = 0;
-                            while (batch.size() < maxRecords && bytes < maxBytes && cursor.hasNext()) {
+                            int scanned = 0;
+                            while (batch.size() < maxRecords && bytes < maxBytes && scanned < maxScanned
+                                    && cursor.hasNext()) {
                                 KeyedRecord entry = cursor.next();
-                                batch.add(entry);
-                                bytes += entry.key().length + entry.record().value().length;
+                                scanned++;
+                                if (entry.record().timestamp() >= minTimestamp) {
+                                    batch.add(entry);
+                                    bytes += entry.key().length + entry.record().value().length;
+                                }
                             }
-                            if (batch.isEmpty()) {
+                            if (batch.isEmpty() && !cursor.hasNext()) {
                                 sink.complete();
                             } else {
                                 sink.next(batch);

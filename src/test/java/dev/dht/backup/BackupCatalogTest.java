@@ -23,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The catalog publishes a manifest only once it was written whole: a write that fails mid-way (the location's
  * stream fails, as on a full disk) leaves no manifest, and over an existing one leaves that one as it was.
+ * Retention keeps the chain of a kept incremental backup, and a base an incremental needs cannot be deleted.
  */
 class BackupCatalogTest {
     @TempDir
@@ -44,6 +45,36 @@ class BackupCatalogTest {
 
         assertThat(catalog.read(other.id())).as("a manifest that failed mid-write").isEmpty();
         assertThat(catalog.read(running.id())).as("the manifest before the failed rewrite").contains(running);
+    }
+
+    @Test
+    void retentionKeepsTheChainOfAKeptIncrementalAndABaseItNeedsCannotBeDeleted() {
+        BackupCatalog catalog = new BackupCatalog(new FileBackupLocation(root), 2,
+                Clock.fixed(Instant.parse("2026-11-29T06:00:10Z"), ZoneOffset.UTC));
+        BackupManifest oldFull = done("20261125T000000Z-0001", null);
+        BackupManifest full = done("20261126T000000Z-0002", null);
+        BackupManifest first = done("20261127T000000Z-0003", full.id());
+        BackupManifest failed = manifest("20261127T120000Z-0004", BackupManifest.FAILED);
+        BackupManifest second = done("20261128T000000Z-0005", first.id());
+        BackupManifest third = done("20261129T000000Z-0006", second.id());
+        for (BackupManifest manifest : List.of(oldFull, full, first, failed, second, third)) {
+            catalog.write(manifest);
+        }
+
+        catalog.applyRetention();
+
+        assertThat(catalog.list()).as("keep 2: the two newest, and the chain the newest restores with")
+                .extracting(BackupManifest::id)
+                .containsExactly(third.id(), second.id(), first.id(), full.id());
+        assertThatThrownBy(() -> catalog.delete(full.id())).isInstanceOf(BackupRefusedException.class)
+                .hasMessageContaining("base of incremental backup " + first.id());
+        assertThat(catalog.delete(third.id())).as("the newest incremental, which nothing needs").isTrue();
+    }
+
+    private static BackupManifest done(String id, String base) {
+        return new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.DONE, null, "2026-11-29T06:00:00Z",
+                "2026-11-29T06:00:01Z", 1, 3, List.of("http://a:8080"), List.of(), List.of(), null, null, List.of(),
+                base, base == null ? null : "2026-11-29T05:59:00Z", null);
     }
 
     private static BackupManifest manifest(String id, String state) {

@@ -76,7 +76,7 @@ class BackupLifecycleTest {
                 List.of(cluster.url(0).toString()), List.of(), List.of()));
         JsonNode stale = Backups.get(cluster.client(1), dead);
 
-        cluster.bean(0, BackupCoordinator.class).start(false).subscribe().dispose();
+        cluster.bean(0, BackupCoordinator.class).start(false, false).subscribe().dispose();
         String id = await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
                 .until(() -> runningBackup(cluster.client(1)), found -> found != null);
         JsonNode elsewhere = Backups.get(cluster.client(1), id);

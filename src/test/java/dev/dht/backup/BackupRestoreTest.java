@@ -35,7 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * allowMissing, and
  * two of three down fail it even then; a flipped byte and a truncated file are refused by {@code --verify} and
  * {@code restore}; a restore into the source cluster keeps writes newer than the backup; a restore cut off resumes
- * from its checkpoint.
+ * from its checkpoint; an incremental backup after 1 % of the keys changed holds those changes alone, keeps its
+ * base through retention, and restores with it (overwrites, deletes, additions) into a fresh cluster.
  */
 class BackupRestoreTest {
     private static final Duration BACKUP_TIMEOUT = Duration.ofMinutes(2);
@@ -61,10 +62,17 @@ class BackupRestoreTest {
     }
 
     private InProcessCluster startSource() {
+        return startSource(Map.of());
+    }
+
+    /** The source cluster, with {@code more} settings. */
+    private InProcessCluster startSource(Map<String, String> more) {
         // a member down fails a backup at once, not after a minute of attempts
-        source = InProcessCluster.start(3, root.resolve("source"), Map.of(
+        Map<String, String> settings = new java.util.HashMap<>(Map.of(
                 "dht.backup.location", "file:" + backups(), "dht.replica-timeout", "10s", "dht.repair.interval", "0",
                 "dht.backup.retry-window", "0s"));
+        settings.putAll(more);
+        source = InProcessCluster.start(3, root.resolve("source"), settings);
         return source;
     }
 
@@ -259,6 +267,80 @@ class BackupRestoreTest {
         assertThat(second.out()).contains("resuming backup " + id);
         assertThat(checkpoint).doesNotExist();
         assertRestored(target.client(0), KEYS);
+    }
+
+    @Test
+    void incrementalAfterOnePercentChangedHoldsOnlyTheChangesAndRestoresWithItsBase() throws Exception {
+        // keep 1: retention must keep the full backup the kept incremental needs; a margin shorter than the pause
+        // between the writes and the full backup, so that the incremental holds the changes alone
+        startSource(Map.of("dht.backup.keep", "1", "dht.backup.incremental-margin", "200ms"));
+        DhtClient client = source.client(0);
+        int keys = 1_000;
+        writeKeys(client, keys);
+        long ttlOver = System.currentTimeMillis() + 1_000;
+        Thread.sleep(300);
+        String full = Backups.start(client, false);
+        JsonNode fullDone = Backups.awaitEnd(client, full, BACKUP_TIMEOUT);
+        assertThat(fullDone.get("state").asText()).isEqualTo("done");
+        // about 1 % of the keys change: 5 overwritten, 4 deleted, 1 added, one deleted key written again
+        List<Integer> overwritten = List.of(3, 13, 23, 33, 43);
+        List<Integer> deleted = List.of(4, 14, 24, 34);
+        for (int i : overwritten) {
+            Backups.untilAnswered(() -> source.client(1).put("key-" + i, "changed-" + i, null), 201, "PUT key-" + i);
+        }
+        for (int i : deleted) {
+            Backups.untilAnswered(() -> source.client(2).delete("key-" + i, null), 202, "DELETE key-" + i);
+        }
+        Backups.untilAnswered(() -> client.put("added", "new", null), 201, "PUT added");
+        Backups.untilAnswered(() -> client.put("key-0", "revived", null), 201, "PUT key-0");
+
+        JsonNode started = Backups.startIncremental(source.client(1));
+        String incremental = started.get("id").asText();
+        JsonNode incrementalDone = Backups.awaitEnd(client, incremental, BACKUP_TIMEOUT);
+
+        assertThat(started.get("base").asText()).as("%s", started).isEqualTo(full);
+        assertThat(incrementalDone.get("state").asText()).as("%s", incrementalDone).isEqualTo("done");
+        assertThat(incrementalDone.get("base").asText()).isEqualTo(full);
+        long fullRecords = fullDone.get("records").asLong();
+        long changedRecords = incrementalDone.get("records").asLong();
+        assertThat(changedRecords).as("records of the incremental (11 keys changed, up to 3 copies each) against the"
+                + " full backup's %d", fullRecords).isBetween(11L, 33L);
+        assertThat(incrementalDone.get("bytes").asLong()).as("bytes against the full backup's")
+                .isLessThan(fullDone.get("bytes").asLong() / 10);
+        JsonNode listed = Backups.list(source.client(2)).get("backups");
+        assertThat(listed).as("dht.backup.keep=1 keeps the incremental and the base it needs: %s", listed).hasSize(2);
+        assertThat(listed.get(0).get("base").asText()).isEqualTo(full);
+        assertThat(listed.get(1).get("base").isNull()).isTrue();
+        HttpResponse<byte[]> deleteBase = client.admin("DELETE", "/actuator/backups/" + full, null,
+                InProcessCluster.SECRET);
+        assertThat(deleteBase.statusCode()).as("DELETE of the base").isEqualTo(409);
+
+        await().atMost(Duration.ofSeconds(10)).until(() -> System.currentTimeMillis() > ttlOver);
+        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        RestoreRun verify = Backups.restore("--from", "file:" + backups(), "--backup", incremental, "--verify");
+        RestoreRun run = Backups.restore("--from", "file:" + backups(), "--backup", incremental,
+                "--into", target.url(0).toString(), "--checkpoint", root.resolve("chain.checkpoint").toString());
+
+        assertThat(verify.status()).as("%s %s", verify.out(), verify.err()).isZero();
+        assertThat(verify.out()).contains((fullRecords + changedRecords) + " records");
+        assertThat(run.status()).as("%s %s", run.out(), run.err()).isZero();
+        assertThat(run.out()).contains("restoring its chain [" + full + ", " + incremental + "]");
+        DhtClient restored = target.client(2);
+        ConcurrentRequests.inParallel(keys, 8, i -> {
+            if (overwritten.contains(i) || i == 0) {
+                HttpResponse<byte[]> read = Backups.readUntilAnswered(restored, "key-" + i, "2/3");
+                assertThat(read.statusCode()).as("key-%d", i).isEqualTo(200);
+                assertThat(new String(read.body(), StandardCharsets.UTF_8)).as("key-%d", i)
+                        .isEqualTo(i == 0 ? "revived" : "changed-" + i);
+            } else if (deleted.contains(i)) {
+                assertThat(Backups.readUntilAnswered(restored, "key-" + i, "2/3").statusCode())
+                        .as("key-%d, deleted after the base", i).isEqualTo(404);
+            } else {
+                Backups.assertRestored(restored, i);
+            }
+        });
+        HttpResponse<byte[]> added = Backups.readUntilAnswered(restored, "added", "2/3");
+        assertThat(new String(added.body(), StandardCharsets.UTF_8)).as("a key added after the base").isEqualTo("new");
     }
 
     private Path[] memberFiles(String id) throws IOException {

@@ -153,6 +153,19 @@ class DhtCommandLineTest {
         Run status = dht("backup", "status", id);
         assertThat(status.status()).isZero();
         assertThat(status.out()).contains("backup " + id + ": done");
+
+        Run incremental = dht("backup", "start", "--incremental", "--wait");
+        assertThat(incremental.status()).as(incremental.err()).isZero();
+        assertThat(incremental.err()).contains("started, incremental to " + id);
+        String[] incrementalLines = incremental.out().strip().split("\n");
+        String incrementalId = incrementalLines[incrementalLines.length - 1];
+        assertThat(dht("backup", "list").out()).as("the chain: the incremental's base")
+                .containsPattern("(?m)^" + incrementalId + " +done +" + id + " ");
+        Run baseDelete = dht("backup", "delete", id);
+        assertThat(baseDelete.status()).as("deleting the base an incremental needs").isEqualTo(2);
+        assertThat(baseDelete.err()).contains("409").contains("base of incremental backup " + incrementalId);
+        assertThat(dht("backup", "delete", incrementalId).status()).isZero();
+
         Run deleted = dht("backup", "delete", id);
         assertThat(deleted.status()).as(deleted.err()).isZero();
         Run gone = dht("backup", "status", id);

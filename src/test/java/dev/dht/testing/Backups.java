@@ -101,6 +101,17 @@ public final class Backups {
         return json(response).get("id").asText();
     }
 
+    /**
+     * {@code POST /actuator/backup} with {@code {"incremental": true}} on {@code client}'s node; returns the answer
+     * (202): its {@code id}, and its {@code base} or {@code fullReason}.
+     */
+    public static JsonNode startIncremental(DhtClient client) {
+        HttpResponse<byte[]> response = client.admin("/actuator/backup", "{\"incremental\": true}",
+                InProcessCluster.SECRET, ANSWER_TIMEOUT);
+        assertThat(response.statusCode()).as("POST /actuator/backup: %s", body(response)).isEqualTo(202);
+        return json(response);
+    }
+
     /** Waits until backup {@code id} is no longer running; returns {@code GET /actuator/backups/{id}}. */
     public static JsonNode awaitEnd(DhtClient client, String id, Duration timeout) {
         return await().atMost(timeout).pollInterval(Duration.ofMillis(200))

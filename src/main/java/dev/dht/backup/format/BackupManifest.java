@@ -32,11 +32,18 @@ import tools.jackson.databind.json.JsonMapper;
  *                          every {@link #HEARTBEAT}, so a running manifest not written for {@link #STALE_AFTER} is
  *                          one whose coordinator stopped; null in older manifests
  * @param progress          each member's part as the coordinator last saw it (state, attempts, records when done)
+ * @param base              an incremental backup's base: the id of the backup it holds the changes since (itself
+ *                          full or incremental: restoring this one applies the whole chain); null for a full backup
+ * @param since             an incremental's snapshot point, ISO-8601: its parts hold every record whose timestamp
+ *                          is at this millisecond or later (the base's start minus {@code dht.backup.incremental-margin});
+ *                          null for a full backup
+ * @param fullReason        why this backup is full although an incremental one was asked (no done backup at the
+ *                          location, or the last one older than the tombstone GC grace allows); null otherwise
  */
 public record BackupManifest(int formatVersion, String id, String state, String error, String startedAt,
                              String endedAt, long epoch, int replicationFactor, List<String> members,
                              List<MemberPart> nodes, List<String> missing, String coordinator, String updatedAt,
-                             List<PartStatus> progress) {
+                             List<PartStatus> progress, String base, String since, String fullReason) {
     /** The manifest's file name within a backup. */
     public static final String FILE_NAME = "manifest.json";
     /** State of a backup still being written. */
@@ -60,6 +67,15 @@ public record BackupManifest(int formatVersion, String id, String state, String 
         nodes = nodes == null ? List.of() : List.copyOf(nodes);
         missing = missing == null ? List.of() : List.copyOf(missing);
         progress = progress == null ? List.of() : List.copyOf(progress);
+    }
+
+    /** A full backup's manifest (no base). */
+    public BackupManifest(int formatVersion, String id, String state, String error, String startedAt,
+                          String endedAt, long epoch, int replicationFactor, List<String> members,
+                          List<MemberPart> nodes, List<String> missing, String coordinator, String updatedAt,
+                          List<PartStatus> progress) {
+        this(formatVersion, id, state, error, startedAt, endedAt, epoch, replicationFactor, members, nodes, missing,
+                coordinator, updatedAt, progress, null, null, null);
     }
 
     /** A manifest without coordinator, heartbeat or progress (as an older version wrote them). */
@@ -127,13 +143,19 @@ public record BackupManifest(int formatVersion, String id, String state, String 
     public BackupManifest ended(String newState, String newError, String newEndedAt, List<MemberPart> newNodes,
                                 List<String> newMissing) {
         return new BackupManifest(formatVersion, id, newState, newError, startedAt, newEndedAt, epoch,
-                replicationFactor, members, newNodes, newMissing, coordinator, newEndedAt, progress);
+                replicationFactor, members, newNodes, newMissing, coordinator, newEndedAt, progress, base, since,
+                fullReason);
     }
 
     /** This manifest as written at {@code now} with {@code newProgress}. */
     public BackupManifest updated(String now, List<PartStatus> newProgress) {
         return new BackupManifest(formatVersion, id, state, error, startedAt, endedAt, epoch, replicationFactor,
-                members, nodes, missing, coordinator, now, newProgress);
+                members, nodes, missing, coordinator, now, newProgress, base, since, fullReason);
+    }
+
+    /** Whether this backup is incremental: it holds only the changes since {@link #base()}. */
+    public boolean isIncremental() {
+        return base != null;
     }
 
     /**

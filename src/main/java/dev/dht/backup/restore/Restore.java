@@ -29,8 +29,11 @@ import java.util.concurrent.CompletionException;
  * up to {@value #BATCH_RECORDS} records or {@value #BATCH_BYTES} bytes of keys and values (a larger record alone)
  * with up to {@value #IN_FLIGHT} batches and {@value #IN_FLIGHT_BYTES} bytes in flight (at least one batch), paced,
  * and checkpointed in key order so that a restore stopped at any point resumes after the last batch acknowledged.
- * Memory, bounded in bytes whatever the values' sizes: the batches in flight, their encoded calls (one per replica
- * at a time) and one block per member file. Blocking: runs on the caller's thread, which also waits for the rate
+ * An incremental backup restores with its chain ({@link #chain}): the parts of every backup in it are merged as one
+ * backup's, so the newest copy of each key wins whichever backup holds it, and a tombstone wins over the older
+ * values the chain's earlier backups hold ({@link dev.dht.storage.Record#newest}: the order of the chain does not
+ * matter). Memory, bounded in bytes whatever the values' sizes: the batches in flight, their encoded calls (one per
+ * replica at a time) and one block per member file of the chain. Blocking: runs on the caller's thread, which also waits for the rate
  * ({@link Pacer#acquire}).
  */
 final class Restore {
@@ -57,46 +60,87 @@ final class Restore {
      * @throws BackupCorruptException if it does not read or its version is unknown
      */
     BackupManifest manifest() {
-        String name = backupId + "/" + BackupManifest.FILE_NAME;
+        return manifest(backupId, null);
+    }
+
+    /** Manifest {@code id}, which must say done; {@code neededBy} names the incremental that needs it, or null. */
+    private BackupManifest manifest(String id, String neededBy) {
+        String name = id + "/" + BackupManifest.FILE_NAME;
+        String role = neededBy == null ? "" : " (the base of incremental backup " + neededBy + ")";
         BackupManifest manifest;
-        try (InputStream in = location.open(backupId, BackupManifest.FILE_NAME)) {
+        try (InputStream in = location.open(id, BackupManifest.FILE_NAME)) {
             manifest = BackupManifest.fromJson(name, in.readAllBytes());
         } catch (NoSuchFileException e) {
-            throw new RestoreException("no backup " + backupId + " at " + location.describe());
+            throw new RestoreException("no backup " + id + role + " at " + location.describe());
         } catch (IOException e) {
             throw new UncheckedIOException("cannot read " + name + " at " + location.describe() + ": " + e, e);
         }
         if (!BackupManifest.DONE.equals(manifest.state())) {
-            throw new RestoreException("backup " + backupId + " is " + manifest.state()
+            throw new RestoreException("backup " + id + role + " is " + manifest.state()
                     + (manifest.error() == null ? "" : " (" + manifest.error() + ")") + ": only a done backup restores");
         }
         return manifest;
     }
 
     /**
-     * Reads every file of the backup end to end, checking every block's checksum, the trailers and the SHA-256 of
-     * the manifest; returns the records read.
+     * The backups the restore applies: the backup itself if it is full; for an incremental its chain, the full
+     * backup it starts from first, then each incremental on it up to this one. Each must be done.
+     *
+     * @throws RestoreException       if a backup of the chain is missing or not done, or the chain loops
+     * @throws BackupCorruptException if a manifest does not read or its version is unknown
+     */
+    List<BackupManifest> chain() {
+        Deque<BackupManifest> chain = new ArrayDeque<>();
+        BackupManifest manifest = manifest();
+        chain.addFirst(manifest);
+        while (manifest.isIncremental()) {
+            String base = manifest.base();
+            if (chain.stream().anyMatch(link -> link.id().equals(base))) {
+                throw new RestoreException("the chain of backup " + backupId + " loops at " + base);
+            }
+            manifest = manifest(base, manifest.id());
+            chain.addFirst(manifest);
+        }
+        return List.copyOf(chain);
+    }
+
+    /** The records of every member part of every backup in {@code chain}, one source per part. */
+    private List<PartRecords> parts(List<BackupManifest> chain) {
+        List<PartRecords> parts = new ArrayList<>();
+        for (BackupManifest link : chain) {
+            for (MemberPart part : link.nodes()) {
+                parts.add(new PartRecords(location, link.id(), part.files()));
+            }
+        }
+        return parts;
+    }
+
+    /**
+     * Reads every file of the backup (of its whole chain, for an incremental) end to end, checking every block's
+     * checksum, the trailers and the SHA-256 of the manifest; returns the records read.
      *
      * @throws BackupCorruptException naming file and block on the first mismatch or truncation
      */
     long verify() {
-        BackupManifest manifest = manifest();
         long records = 0;
-        for (MemberPart part : manifest.nodes()) {
-            long partRecords = 0;
-            try (PartRecords reader = new PartRecords(location, backupId, part.files())) {
-                while (reader.hasNext()) {
-                    reader.next();
-                    partRecords++;
+        for (BackupManifest manifest : chain()) {
+            String id = manifest.id();
+            for (MemberPart part : manifest.nodes()) {
+                long partRecords = 0;
+                try (PartRecords reader = new PartRecords(location, id, part.files())) {
+                    while (reader.hasNext()) {
+                        reader.next();
+                        partRecords++;
+                    }
                 }
+                if (partRecords != part.records()) {
+                    throw new BackupCorruptException(id + ": part of " + part.node() + " holds " + partRecords
+                            + " records, the manifest says " + part.records());
+                }
+                records += partRecords;
+                out.println("verified " + (id.equals(backupId) ? "" : id + " ") + part.node() + ": "
+                        + part.files().stream().map(FileSummary::name).toList() + ", " + partRecords + " records");
             }
-            if (partRecords != part.records()) {
-                throw new BackupCorruptException(backupId + ": part of " + part.node() + " holds " + partRecords
-                        + " records, the manifest says " + part.records());
-            }
-            records += partRecords;
-            out.println("verified " + part.node() + ": " + part.files().stream().map(FileSummary::name).toList()
-                    + ", " + partRecords + " records");
         }
         return records;
     }
@@ -111,13 +155,19 @@ final class Restore {
      * @throws BackupCorruptException naming file (and block, when one fails its checksum) on a mismatch or truncation
      */
     void checkFiles() {
-        BackupManifest manifest = manifest();
         byte[] buffer = new byte[1 << 16];
+        for (BackupManifest manifest : chain()) {
+            checkFiles(manifest, buffer);
+        }
+    }
+
+    private void checkFiles(BackupManifest manifest, byte[] buffer) {
+        String id = manifest.id();
         for (MemberPart part : manifest.nodes()) {
             for (FileSummary file : part.files()) {
-                String name = backupId + "/" + file.name();
+                String name = id + "/" + file.name();
                 MessageDigest sha256 = BackupFileWriter.sha256();
-                try (InputStream in = location.open(backupId, file.name())) {
+                try (InputStream in = location.open(id, file.name())) {
                     for (int read = in.read(buffer); read >= 0; read = in.read(buffer)) {
                         sha256.update(buffer, 0, read);
                     }
@@ -125,7 +175,7 @@ final class Restore {
                     throw new UncheckedIOException("cannot read " + name + " at " + location.describe() + ": " + e, e);
                 }
                 if (!HexFormat.of().formatHex(sha256.digest()).equals(file.sha256())) {
-                    try (PartRecords reader = new PartRecords(location, backupId, List.of(file))) {
+                    try (PartRecords reader = new PartRecords(location, id, List.of(file))) {
                         reader.forEachRemaining(record -> { });
                     }
                     throw new BackupCorruptException(name + ": SHA-256 differs from the manifest's " + file.sha256());
@@ -142,13 +192,15 @@ final class Restore {
      * @throws BackupCorruptException if a file does not read (nothing after the failing block is written)
      */
     long run(TargetCluster target, RestoreCheckpoint checkpoint, double rate, long nowMillis) {
-        BackupManifest manifest = manifest();
-        List<PartRecords> parts = new ArrayList<>();
-        for (MemberPart part : manifest.nodes()) {
-            parts.add(new PartRecords(location, backupId, part.files()));
+        List<BackupManifest> chain = chain();
+        if (chain.size() > 1) {
+            out.println("backup " + backupId + " is incremental: restoring its chain "
+                    + chain.stream().map(BackupManifest::id).toList() + " (the newest copy of each key wins)");
         }
+        List<PartRecords> parts = parts(chain);
         Pacer pacer = Pacer.perSecond(rate);
-        RestoreProgress progress = new RestoreProgress(out, terminal, manifest.records());
+        RestoreProgress progress = new RestoreProgress(out, terminal,
+                chain.stream().mapToLong(BackupManifest::records).sum());
         Deque<Batch> window = new ArrayDeque<>();
         long written = checkpoint.records();
         long bytes = 0;

@@ -13,9 +13,9 @@ import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
 
 /**
- * The serving side of {@code POST /internal/backup?id=ID} ({@link dev.dht.peer.PeerEndpoint#BACKUP}): writes this
+ * The serving side of {@code POST /internal/backup?id=ID[&since=T]} ({@link dev.dht.peer.PeerEndpoint#BACKUP}): writes this
  * node's part of the backup ({@link MemberBackup}, on the backup scheduler) and answers 200 with the part's JSON once
- * done; 409 with the reason if refused (no location, a part already running), 400 for a malformed id, 503 (by the
+ * done; 409 with the reason if refused (no location, a part already running), 400 for a malformed id or since, 503 (by the
  * error handler, with the reason's header) if the storage queue stayed full, 500 with the failure's message if
  * writing failed. Guarded by {@link ClusterSecretFilter}.
  */
@@ -34,7 +34,16 @@ public final class InternalBackupHandler {
         if (!id.matches("[A-Za-z0-9][A-Za-z0-9_-]{0,99}")) {
             return text(HttpStatus.BAD_REQUEST, "malformed backup id");
         }
-        return backup.run(id)
+        long since;
+        try {
+            since = request.queryParam("since").map(Long::parseLong).orElse(0L);
+        } catch (NumberFormatException e) {
+            return text(HttpStatus.BAD_REQUEST, "malformed since: a timestamp");
+        }
+        if (since < 0) {
+            return text(HttpStatus.BAD_REQUEST, "malformed since: a timestamp");
+        }
+        return backup.run(id, since)
                 .flatMap(part -> ServerResponse.ok().contentType(MediaType.APPLICATION_JSON).bodyValue(part.toJson()))
                 .onErrorResume(BackupRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()))
                 .onErrorResume(e -> !(e instanceof BackupRefusedException || e instanceof OverloadedException), failed -> {
