@@ -115,7 +115,8 @@ public final class BackupCoordinator {
         }
         ClusterView view = membership.view();
         Instant now = clock.instant();
-        String id = ID_TIME.format(now) + "-" + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
+        String candidate = ID_TIME.format(now) + "-"
+                + HexFormat.of().toHexDigits((short) ThreadLocalRandom.current().nextInt());
         List<String> members = view.nodes().stream().map(URI::toString).toList();
         Sinks.One<BackupManifest> written = Sinks.one();
         // blocking: listing the location for the base and writing the first manifest run on the backup scheduler
@@ -123,6 +124,7 @@ public final class BackupCoordinator {
                     IncrementalBase base = incremental
                             ? IncrementalBase.choose(catalog.list(), now, incrementalMargin, gcGrace)
                             : new IncrementalBase(null, null, null);
+                    String id = base.incremental() ? idAfter(candidate, base.base().id()) : candidate;
                     BackupManifest first = new BackupManifest(BackupFileFormat.VERSION, id, BackupManifest.RUNNING,
                             null, now.toString(), null, view.epoch(), view.replicationFactor(), members, List.of(),
                             List.of(), membership.self().toString(), now.toString(), List.of(),
@@ -146,13 +148,31 @@ public final class BackupCoordinator {
                 .subscribeOn(scheduler)
                 .subscribe(run -> {
                     BackupManifest first = run.manifest();
-                    LOG.info("backup {}: started by {} at epoch {} over {}{}", id, membership.self(), view.epoch(),
-                            members, first.isIncremental() ? ", incremental to " + first.base() + " since "
+                    LOG.info("backup {}: started by {} at epoch {} over {}{}", first.id(), membership.self(),
+                            view.epoch(), members, first.isIncremental() ? ", incremental to " + first.base() + " since "
                                     + first.since() : first.fullReason() == null ? "" : ", full: " + first.fullReason());
                     written.tryEmitValue(first);
                     run(run, view, allowMissing).subscribe();
                 }, written::tryEmitError);
         return written.asMono();
+    }
+
+    /**
+     * {@code candidate}, or if it does not sort after {@code base} (both started within one second, or the base's
+     * coordinator's clock ahead), the first id that does: the base's time with the next suffix, or the next second.
+     * Retention and the choice of a base order backups by id, so an incremental must sort after its base.
+     */
+    static String idAfter(String candidate, String base) {
+        if (candidate.compareTo(base) > 0) {
+            return candidate;
+        }
+        int dash = base.lastIndexOf('-');
+        String time = base.substring(0, dash);
+        int suffix = Integer.parseInt(base.substring(dash + 1), 16);
+        if (suffix < 0xffff) {
+            return time + "-" + HexFormat.of().toHexDigits((short) (suffix + 1));
+        }
+        return ID_TIME.format(ID_TIME.parse(time, Instant::from).plusSeconds(1)) + "-0000";
     }
 
     /** A full backup, as {@link #start(boolean, boolean)}. */

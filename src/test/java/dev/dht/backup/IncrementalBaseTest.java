@@ -12,6 +12,7 @@ import org.junit.jupiter.api.Test;
 /**
  * An incremental backup's base is the newest done backup, its snapshot point that backup's start less the margin;
  * with no done backup, or one so old that tombstones written since may be purged, the backup is full and says why.
+ * An incremental's id sorts after its base's (retention and the choice of a base go by id).
  */
 class IncrementalBaseTest {
     private static final Duration MARGIN = Duration.ofMinutes(1);
@@ -55,6 +56,18 @@ class IncrementalBaseTest {
         assertThat(justInside.incremental()).as("9 days 23:57 after a base, grace 10 days, margin 1 min").isTrue();
         assertThat(tooOld.incremental()).as("9 days 23:58 after: within twice the margin of the grace").isFalse();
         assertThat(tooOld.fullReason()).contains("20261119T000000Z-0001").contains("dht.tombstone.gc-grace");
+    }
+
+    @Test
+    void anIncrementalsIdSortsAfterItsBaseAlsoWithinTheSameSecond() {
+        assertThat(BackupCoordinator.idAfter("20261129T094017Z-0001", "20261129T094016Z-8eb9"))
+                .isEqualTo("20261129T094017Z-0001");
+        assertThat(BackupCoordinator.idAfter("20261129T094016Z-36e4", "20261129T094016Z-8eb9"))
+                .isEqualTo("20261129T094016Z-8eba");
+        assertThat(BackupCoordinator.idAfter("20261129T094015Z-ffff", "20261129T094016Z-8eb9"))
+                .as("the base's coordinator's clock ahead").isEqualTo("20261129T094016Z-8eba");
+        assertThat(BackupCoordinator.idAfter("20261129T235959Z-0000", "20261129T235959Z-ffff"))
+                .isEqualTo("20261130T000000Z-0000");
     }
 
     static BackupManifest manifest(String id, String state, String startedAt) {
