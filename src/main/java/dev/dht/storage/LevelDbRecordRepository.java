@@ -274,6 +274,19 @@ public final class LevelDbRecordRepository implements RecordRepository {
             return new KeyedRecord(entry.getKey(), Record.decode(entry.getValue()));
         }
 
+        /** Reads the timestamp of the stored bytes first: an older record is neither decoded nor copied again. */
+        @Override
+        public synchronized KeyedRecord nextIfStampedSince(long minTimestamp) {
+            if (!hasNext()) {
+                throw new NoSuchElementException("end of range");
+            }
+            Map.Entry<byte[], byte[]> entry = iterator.next();
+            if (minTimestamp > 0 && Record.timestampOfEncoded(entry.getValue()) < minTimestamp) {
+                return null;
+            }
+            return new KeyedRecord(entry.getKey(), Record.decode(entry.getValue()));
+        }
+
         @Override
         public synchronized void close() {
             if (closed) {

@@ -208,7 +208,8 @@ public final class LocalStore implements AutoCloseable {
 
     /**
      * Like {@link #rangeBatches(byte[], byte[], int, long)}, only the records (tombstones included) whose timestamp
-     * is at least {@code minTimestamp}: the others are read and skipped on the storage thread. A storage task reads
+     * is at least {@code minTimestamp}: the others are read and skipped on the storage thread, without decoding them
+     * ({@link RecordRepository.Cursor#nextIfStampedSince}). A storage task reads
      * at most {@code maxScanned} records, so a batch may be empty (records were read, none matched) while the range
      * goes on; the stream completes after the last record.
      *
@@ -224,9 +225,9 @@ public final class LocalStore implements AutoCloseable {
                             int scanned = 0;
                             while (batch.size() < maxRecords && bytes < maxBytes && scanned < maxScanned
                                     && cursor.hasNext()) {
-                                KeyedRecord entry = cursor.next();
+                                KeyedRecord entry = cursor.nextIfStampedSince(minTimestamp);
                                 scanned++;
-                                if (entry.record().timestamp() >= minTimestamp) {
+                                if (entry != null) {
                                     batch.add(entry);
                                     bytes += entry.key().length + entry.record().value().length;
                                 }

@@ -69,5 +69,17 @@ public interface RecordRepository extends Closeable {
     interface Cursor extends Iterator<KeyedRecord>, Closeable {
         @Override
         void close();
+
+        /**
+         * The next record if its timestamp is at least {@code minTimestamp}, else null (the cursor moves past it
+         * either way). An implementation may read the timestamp alone and skip decoding the rest, as an incremental
+         * backup's scan skips most of a store.
+         *
+         * @throws java.util.NoSuchElementException at the end of the range
+         */
+        default KeyedRecord nextIfStampedSince(long minTimestamp) {
+            KeyedRecord next = next();
+            return next.record().timestamp() >= minTimestamp ? next : null;
+        }
     }
 }
