@@ -92,7 +92,7 @@ BASE=$(jq -r .base "$OUT/incremental.json")
 cat > "$OUT/report.md" <<REPORT
 # Incremental backup benchmark, $STAMP UTC
 
-$(nproc) CPUs, $(free -g | awk '/Mem:/ { print $2 }') GiB, load average before: $(cut -d' ' -f1-3 /proc/loadavg); 3 nodes at
+$(nproc) CPUs, $(free -g | awk '/Mem:/ { print $2 }') GiB, load average at the end: $(cut -d' ' -f1-3 /proc/loadavg); 3 nodes at
 -Xmx$NODE_HEAP on this machine. dht.backup.rate=$BACKUP_RATE, no client load during the backups.
 ${NOTE:+Note: $NOTE}
 
