@@ -174,12 +174,21 @@ public final class RecordStreaming {
      * @throws ChangeRefusedException if no change is in progress here (409)
      */
     public Mono<Void> pullAll(long epoch) {
-        return Mono.defer(() -> pulls.computeIfAbsent(epoch, running -> pullAllOnce(running)
+        return pullAll(epoch, Set.of());
+    }
+
+    /**
+     * As {@link #pullAll(long)}, taking nothing from the members of {@code lost} either: the ones the coordinator's
+     * recovery of the view log declared lost, which this node may not know of (only the recovered node holds the
+     * marker).
+     */
+    public Mono<Void> pullAll(long epoch, Set<URI> lost) {
+        return Mono.defer(() -> pulls.computeIfAbsent(epoch, running -> pullAllOnce(running, lost)
                 .doFinally(signal -> pulls.remove(running)).share()));
     }
 
     /** {@link #pullAll} proper; a second caller of the same epoch joins the pull in progress instead. */
-    private Mono<Void> pullAllOnce(long epoch) {
+    private Mono<Void> pullAllOnce(long epoch, Set<URI> alsoLost) {
         Placement placement = membership.placement();
         ClusterChange change = placement.view().change();
         if (change == null) {
@@ -193,7 +202,7 @@ public final class RecordStreaming {
         List<Node> sources = placement.members().stream()
                 .filter(node -> !node.self())
                 .filter(node -> !change.removes(node.url()))
-                .filter(node -> !lost.get().contains(node.url()))
+                .filter(node -> !lost.get().contains(node.url()) && !alsoLost.contains(node.url()))
                 .toList();
         long started = System.nanoTime();
         int parallel = Math.max(1, sources.size());

@@ -313,7 +313,8 @@ public final class TopologyCoordinator {
             }
         }
         Mono<Void> pulled = Flux.fromIterable(gainers)
-                .flatMap(node -> node.self() ? streaming.pullAll(view.epoch()) : peers.get().pull(node, view.epoch()))
+                .flatMap(node -> node.self() ? streaming.pullAll(view.epoch())
+                        : peers.get().pull(node, view.epoch(), viewLog.lost()))
                 .then();
         Mono<Long> death = Flux.interval(Duration.ofSeconds(1))
                 .filter(tick -> deadMember(view) != null)

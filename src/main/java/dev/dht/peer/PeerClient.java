@@ -15,7 +15,9 @@ import java.util.Base64;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Function;
+import java.util.stream.Collectors;
 import org.springframework.core.io.buffer.DataBuffer;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -202,9 +204,14 @@ public final class PeerClient {
                 Long.toString(epoch), afterText, part == StreamPart.ALL ? null : part.token()));
     }
 
-    /** {@link PeerEndpoint#PULL}: completes once {@code peer} has pulled what it gains in the change at {@code epoch}. */
-    public Mono<Void> pull(Node peer, long epoch) {
-        return call(PeerEndpoint.PULL, peer, PeerEndpoint.PULL.uri(peer, Long.toString(epoch)), null,
+    /**
+     * {@link PeerEndpoint#PULL}: completes once {@code peer} has pulled what it gains in the change at {@code epoch},
+     * from no member of {@code lost} (members lost in a recovery of the view log; empty: none).
+     */
+    public Mono<Void> pull(Node peer, long epoch, Set<URI> lost) {
+        String lostText = lost.isEmpty() ? null
+                : lost.stream().map(URI::toString).sorted().collect(Collectors.joining(","));
+        return call(PeerEndpoint.PULL, peer, PeerEndpoint.PULL.uri(peer, Long.toString(epoch), lostText), null,
                 PeerClient::applied);
     }
 

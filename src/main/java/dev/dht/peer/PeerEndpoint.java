@@ -81,10 +81,11 @@ public enum PeerEndpoint {
      */
     STREAM(HttpMethod.GET, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "peer", "epoch", "after", "part"),
     /**
-     * {@code POST /internal/cluster/stream?epoch=E}: the node pulls every record it gains in the change at epoch
-     * {@code E} from every live node that held it before; 200 once all are stored, 409 if it holds another change.
+     * {@code POST /internal/cluster/stream?epoch=E[&lost=URL,URL]}: the node pulls every record it gains in the change
+     * at epoch {@code E} from every live node that held it before, but the members {@code lost} in a recovery of the
+     * view log (dead for good); 200 once all are stored, 409 if it holds another change.
      */
-    PULL(HttpMethod.POST, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "epoch"),
+    PULL(HttpMethod.POST, InternalProtocol.STREAM_PATH, Timeout.PACED, null, "epoch", "lost"),
     /**
      * {@code POST /internal/cluster/cleanup?epoch=E}: every member took the view of epoch {@code E}, which ended a
      * change, and finished the requests placed under older ones: the node starts its cleanup pass now (200), if it

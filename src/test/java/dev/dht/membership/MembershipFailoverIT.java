@@ -436,6 +436,41 @@ class MembershipFailoverIT {
         }
     }
 
+    /**
+     * Two survivors of four members: the two voters besides the first stopped for good with their data dirs lost
+     * (four members have three voters), the first recovered, the fourth (a listener) answers and stays a member. The
+     * lost ones are removed through the recovered one; the fourth gains keys in the first removal (four members, three
+     * copies) and pulls them from the live replicas only, as the coordinator names the lost ones, which it does not
+     * know of itself: no removal waits for a lost member. Every key reads back at 2/2 through the fourth.
+     */
+    @Test
+    void twoSurvivorsRecoverThroughOneAndTheOtherStreamsFromTheLiveOnly() throws Exception {
+        try (InProcessCluster cluster = InProcessCluster.start(4, root, FAST_ROLLBACK)) {
+            write(cluster);
+            for (int dead = 1; dead <= 2; dead++) {
+                cluster.stop(dead);
+                FileSystemUtils.deleteRecursively(cluster.dataDir(dead));
+            }
+            cluster.stop(0);
+            cluster.start(0, Map.of("dht.raft.recover", "true"));
+            await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                JsonNode view = view(cluster, 0);
+                assertThat(view.get("leader").asText()).as("%s", view).isEqualTo(cluster.url(0).toString());
+                assertThat(view.get("lost")).hasSize(2);
+            });
+            for (int dead = 2; dead >= 1; dead--) {
+                int members = 2 + dead;
+                removeDead(cluster, 0, dead);
+                await().atMost(CHANGE_TIME).untilAsserted(() -> {
+                    JsonNode view = view(cluster, 3);
+                    assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+                    assertThat(view.get("members")).hasSize(members - 1);
+                });
+            }
+            readAll(cluster, 3, "2/2");
+        }
+    }
+
     /** Writes the keys and starts a join that stays in its streaming phase ({@link #holdStreams}); its node index. */
     private static int joinHeldInStreaming(InProcessCluster cluster) throws Exception {
         write(cluster);

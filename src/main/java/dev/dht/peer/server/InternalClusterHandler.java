@@ -16,7 +16,10 @@ import dev.dht.peer.StreamPart;
 import dev.dht.web.BadRequestException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
 import java.util.Optional;
+import java.util.Set;
+import java.util.stream.Collectors;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -91,7 +94,12 @@ public final class InternalClusterHandler {
     /** Pulls what this node gains: 200 once stored, 409 without a change. */
     public Mono<ServerResponse> pull(ServerRequest request) {
         long epoch = epoch(RequestParameters.required(request, "epoch"));
-        return streaming.pullAll(epoch)
+        Set<URI> lost = RequestParameters.optional(request, "lost").stream()
+                .flatMap(text -> Arrays.stream(text.split(",")))
+                .filter(node -> !node.isBlank())
+                .map(URI::create)
+                .collect(Collectors.toUnmodifiableSet());
+        return streaming.pullAll(epoch, lost)
                 .then(text(HttpStatus.OK, "pulled"))
                 .onErrorResume(ChangeRefusedException.class, refused -> text(HttpStatus.CONFLICT, refused.getMessage()));
     }
