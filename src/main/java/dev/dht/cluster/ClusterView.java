@@ -1,10 +1,12 @@
 package dev.dht.cluster;
 
 import java.net.URI;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The cluster's membership as one versioned value: its {@link #epoch()}, the members with their states, the
@@ -12,19 +14,33 @@ import java.util.Optional;
  * makes a new view with a higher epoch, so two nodes that hold the same epoch hold the same membership (CEP-21's
  * epochs in Cassandra, Raft's term index in ScyllaDB). Persisted in the data dir by {@link ClusterViewFile}.
  *
+ * <p>Every view names its {@link #cluster()}: the id the cluster got when it formed, which every later view keeps.
+ * A node refuses views, internal calls and Raft traffic of another id, so a node that once belonged to another
+ * cluster at the same URLs (founding members on emptied disks formed a new one) never takes part in this one.
+ *
  * @param epoch             version of this view, from 1; higher is newer; 0 only for the seeds' membership a
  *                          node holds before it joined, never stored
  * @param replicationFactor {@code dht.replication-factor}: copies a request without {@code replicas} keeps
  * @param members           every member, in the order they were added (placement breaks ties by it)
  * @param change            the change in progress, or null
+ * @param cluster           the cluster's id ({@link #LEGACY_CLUSTER} for a cluster formed before views had one)
  */
-public record ClusterView(long epoch, int replicationFactor, List<Member> members, ClusterChange change) {
+public record ClusterView(long epoch, int replicationFactor, List<Member> members, ClusterChange change,
+                          UUID cluster) {
+    /**
+     * The id of a cluster formed before clusters had ids: a view stored or sent without one has this id, which is
+     * also the one Raft group id every such cluster's view log used. So a rolling restart onto this version keeps a
+     * running cluster's log and lets old and new nodes talk (a view of this id is written and sent without an id).
+     */
+    public static final UUID LEGACY_CLUSTER = UUID.nameUUIDFromBytes("dht-cluster-view".getBytes(
+            StandardCharsets.UTF_8));
 
     /**
      * @throws IllegalArgumentException if the epoch is negative, the factor below 1, there is no member, a node is
      *                                  listed twice, or the members' states do not match the change
      */
     public ClusterView {
+        Objects.requireNonNull(cluster, "cluster");
         if (epoch < 0) {
             throw new IllegalArgumentException("epoch must be at least 0, was " + epoch);
         }
@@ -51,14 +67,29 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
         }
     }
 
-    /** A view with no change in progress. */
+    /** A view of a cluster of {@link #LEGACY_CLUSTER} (tools and tests that need no id). */
+    public ClusterView(long epoch, int replicationFactor, List<Member> members, ClusterChange change) {
+        this(epoch, replicationFactor, members, change, LEGACY_CLUSTER);
+    }
+
+    /** A view of a cluster of {@link #LEGACY_CLUSTER} with no change in progress. */
     public ClusterView(long epoch, int replicationFactor, List<Member> members) {
         this(epoch, replicationFactor, members, null);
     }
 
     /** The first view of a cluster of {@code nodes}: epoch 1, every node {@link MemberState#NORMAL}. */
+    public static ClusterView initial(List<URI> nodes, int replicationFactor, UUID cluster) {
+        return new ClusterView(1, replicationFactor, normal(nodes), null, cluster);
+    }
+
+    /** {@link #initial(List, int, UUID)} of {@link #LEGACY_CLUSTER} (tools and tests). */
     public static ClusterView initial(List<URI> nodes, int replicationFactor) {
-        return new ClusterView(1, replicationFactor, normal(nodes));
+        return initial(nodes, replicationFactor, LEGACY_CLUSTER);
+    }
+
+    /** True if this view's cluster is {@code other}'s. */
+    public boolean sameCluster(ClusterView other) {
+        return cluster.equals(other.cluster);
     }
 
     /**
@@ -75,7 +106,7 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
         List<Member> next = new ArrayList<>(members);
         next.add(new Member(node, MemberState.JOINING));
         return new ClusterView(epoch + 1, replicationFactor, next,
-                new ClusterChange(ChangeKind.JOIN, node, ChangePhase.WRITE_BOTH_READ_OLD));
+                new ClusterChange(ChangeKind.JOIN, node, ChangePhase.WRITE_BOTH_READ_OLD), cluster);
     }
 
     /**
@@ -99,7 +130,7 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
                 .map(member -> member.node().equals(node) ? new Member(node, MemberState.LEAVING) : member)
                 .toList();
         return new ClusterView(epoch + 1, replicationFactor, next,
-                new ClusterChange(kind, node, ChangePhase.WRITE_BOTH_READ_OLD));
+                new ClusterChange(kind, node, ChangePhase.WRITE_BOTH_READ_OLD), cluster);
     }
 
     /**
@@ -114,14 +145,15 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
             throw new IllegalStateException("no change in progress at epoch " + epoch);
         }
         if (change.rollingBack()) {
-            return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN));
+            return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN), null,
+                    cluster);
         }
         ChangePhase next = change.phase().next();
         if (next != null) {
             return new ClusterView(epoch + 1, replicationFactor, members,
-                    new ClusterChange(change.kind(), change.node(), next));
+                new ClusterChange(change.kind(), change.node(), next), cluster);
         }
-        return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() == ChangeKind.JOIN));
+        return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() == ChangeKind.JOIN), null, cluster);
     }
 
     /**
@@ -142,9 +174,9 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
         }
         if (change.readsNew()) {
             return new ClusterView(epoch + 1, replicationFactor, members,
-                    new ClusterChange(change.kind(), change.node(), ChangePhase.ROLLBACK));
+                new ClusterChange(change.kind(), change.node(), ChangePhase.ROLLBACK), cluster);
         }
-        return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN));
+        return new ClusterView(epoch + 1, replicationFactor, settled(change.kind() != ChangeKind.JOIN), null, cluster);
     }
 
     /**
@@ -158,7 +190,7 @@ public record ClusterView(long epoch, int replicationFactor, List<Member> member
             throw new IllegalStateException("no decommission in progress at epoch " + epoch);
         }
         return new ClusterView(epoch + 1, replicationFactor, members,
-                new ClusterChange(ChangeKind.REMOVENODE, change.node(), change.phase()));
+                new ClusterChange(ChangeKind.REMOVENODE, change.node(), change.phase()), cluster);
     }
 
     /** Members after the change: the changing node NORMAL if {@code keep}, else left out. */

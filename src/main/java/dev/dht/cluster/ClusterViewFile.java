@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.UUID;
 
 /**
  * The {@link ClusterView} a node last stored, in {@value #FILE_NAME} in its data dir, so that a restarted node
@@ -18,16 +19,18 @@ import java.util.Optional;
  * ({@link DurableFile#replace}: a crash leaves the old or the new view, never a torn one).
  *
  * <p>Format ({@link #encode}), text lines: {@code epoch N}, {@code replication-factor N}, one
- * {@code member URL STATE} per member in order, and {@code change KIND URL PHASE} while a change is in progress;
- * peers exchange views in the same text. Blocking file I/O: start-up and membership changes only, never an event
- * loop.
+ * {@code member URL STATE} per member in order, {@code change KIND URL PHASE} while a change is in progress, and
+ * {@code cluster UUID} (the cluster's id) unless it is {@link ClusterView#LEGACY_CLUSTER}: a view stored before
+ * clusters had ids has none and reads as that id, and a view of that id is written as before, so nodes of the
+ * version before read it during a rolling restart. Peers exchange views in the same text. Blocking file I/O:
+ * start-up and membership changes only, never an event loop.
  */
 public final class ClusterViewFile {
     /** The file's name in {@code dht.data-dir}. */
     public static final String FILE_NAME = "dht-cluster-view";
     /** Words per line, by the line's first word. */
     private static final Map<String, Integer> WORDS = Map.of("epoch", 2, "replication-factor", 2, "member", 3,
-            "change", 4);
+            "change", 4, "cluster", 2);
     private final Path file;
 
     /** The view file of the data dir {@code dataDir}. */
@@ -79,6 +82,9 @@ public final class ClusterViewFile {
             text.append("change ").append(change.kind().token()).append(' ').append(change.node()).append(' ')
                     .append(change.phase().name()).append('\n');
         }
+        if (!view.cluster().equals(ClusterView.LEGACY_CLUSTER)) {
+            text.append("cluster ").append(view.cluster()).append('\n');
+        }
         return text.toString();
     }
 
@@ -92,6 +98,7 @@ public final class ClusterViewFile {
         int replicationFactor = -1;
         List<Member> members = new ArrayList<>();
         ClusterChange change = null;
+        UUID cluster = ClusterView.LEGACY_CLUSTER;
         for (String line : text.split("\n")) {
             if (line.isBlank()) {
                 continue;
@@ -106,9 +113,10 @@ public final class ClusterViewFile {
                 case "member" -> members.add(new Member(URI.create(words[1]), MemberState.valueOf(words[2])));
                 case "change" -> change = new ClusterChange(ChangeKind.fromToken(words[1]), URI.create(words[2]),
                         ChangePhase.valueOf(words[3]));
+                case "cluster" -> cluster = UUID.fromString(words[1]);
                 default -> throw new IllegalArgumentException("unknown line '" + line + "'");
             }
         }
-        return new ClusterView(epoch, replicationFactor, members, change);
+        return new ClusterView(epoch, replicationFactor, members, change, cluster);
     }
 }

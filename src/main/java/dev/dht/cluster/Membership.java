@@ -5,6 +5,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
@@ -87,6 +89,29 @@ public final class Membership {
         return current.placement.view().epoch();
     }
 
+    /**
+     * The id of this node's cluster, its view's ({@link ClusterView#cluster}); empty for a founding member that has
+     * not agreed on the new cluster's id yet (epoch 0 and {@link ClusterView#LEGACY_CLUSTER}). Never blocks.
+     */
+    public Optional<UUID> cluster() {
+        ClusterView view = view();
+        return view.epoch() == 0 && view.cluster().equals(ClusterView.LEGACY_CLUSTER) ? Optional.empty()
+                : Optional.of(view.cluster());
+    }
+
+    /**
+     * Gives the view of a founding member that has no cluster id yet the new cluster's {@code id} (not stored: a view
+     * of epoch 0 never is). Does nothing if this node has an id already.
+     */
+    public synchronized void foundCluster(UUID id) {
+        ClusterView view = view();
+        if (cluster().isEmpty()) {
+            current = new Ticket(new Placement(new ClusterView(0, view.replicationFactor(), view.members(), null, id),
+                    self));
+            log.info("the new cluster's id is {}", id);
+        }
+    }
+
     /** True if this node is a member of its current view, in any state (never before it holds a view: epoch 0). */
     public boolean isMember() {
         return current.placement.self() != null && current.placement.view().epoch() > 0;
@@ -121,16 +146,24 @@ public final class Membership {
     }
 
     /**
-     * Makes {@code next} the current view if it is newer than the current one: stores it durably (if this node is a
-     * member of it, or was one of the view it replaces), then switches, logs the phase and tells the listeners.
+     * Makes {@code next} the current view if it is newer than the current one and of this node's cluster
+     * ({@link #cluster()}; a view of another cluster is logged and refused; a founding member that has no cluster id
+     * yet takes any): stores it durably (if this
+     * node is a member of it, or was one of the view it replaces), then switches, logs the phase and tells the
+     * listeners.
      * Blocks on the file: never call it on an event loop.
      *
-     * @return true if adopted, false if {@code next} is not newer
+     * @return true if adopted, false if {@code next} is not newer or of another cluster
      * @throws java.io.UncheckedIOException if the view cannot be stored (the current view stays)
      */
     public synchronized boolean adopt(ClusterView next) {
         Ticket previous = current;
         if (next.epoch() <= previous.placement.view().epoch()) {
+            return false;
+        }
+        if (cluster().isPresent() && !next.sameCluster(previous.placement.view())) {
+            log.warn("refused the view of epoch {} of cluster {}: this node is of cluster {}", next.epoch(),
+                    next.cluster(), previous.placement.view().cluster());
             return false;
         }
         if (file != null && (next.isMember(self) || previous.placement.self() != null)) {

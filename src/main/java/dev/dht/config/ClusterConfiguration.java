@@ -12,6 +12,7 @@ import dev.dht.node.RebuildGate;
 import dev.dht.peer.InternalProtocol;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.net.URI;
+import java.time.Duration;
 import java.util.Map;
 import javax.net.ssl.SSLContext;
 import org.slf4j.Logger;
@@ -23,12 +24,15 @@ import org.springframework.context.annotation.Configuration;
 @Configuration(proxyBeanMethods = false)
 public class ClusterConfiguration {
     private static final Logger LOG = LoggerFactory.getLogger(ClusterConfiguration.class);
+    /** The pause between two rounds of questions to the seeds while the cluster's id is not known yet. */
+    static final Duration SEED_RETRY = Duration.ofSeconds(1);
 
     /**
      * How this node starts and the view it starts with, as {@link ClusterStart#decide} decides from
      * the stored view and, without one, the seeds' answers ({@link SeedViews}). A member that lost its data writes
      * the rebuild mark ({@link RebuildGate#markPending}) before it stores the running cluster's view. Blocks on the
-     * file and the seeds (start-up).
+     * file and the seeds (start-up); a joiner that finds no running cluster (whose id it takes) asks again every
+     * {@link #SEED_RETRY} until it does, before its web server starts.
      *
      * @throws InvalidSettingException if the stored view does not hold this node: it left or was removed, and only
      *                                 an emptied data dir may join again
@@ -57,16 +61,33 @@ public class ClusterConfiguration {
         ClusterViewFile file = new ClusterViewFile(properties.dataDir());
         URI self = properties.self();
         ClusterView stored = file.read().orElse(null);
-        Map<URI, ClusterView> answers = stored != null ? Map.of()
-                : new SeedViews(properties.clusterSecret(), InternalProtocol.VIEW_PATH, InternalProtocol.SECRET_HEADER,
-                        seedTls).answers(properties.nodes(), self);
+        SeedViews seeds = new SeedViews(properties.clusterSecret(), InternalProtocol.VIEW_PATH,
+                InternalProtocol.SECRET_HEADER, seedTls);
         Decision decision;
-        try {
-            decision = ClusterStart.decide(stored, answers, properties.nodes(), self,
-                    properties.replicationFactor());
-        } catch (ClusterStart.Refused refused) {
-            throw new InvalidSettingException("dht.data-dir", refused.getMessage() + " (data dir "
-                    + properties.dataDir() + ")");
+        boolean logged = false;
+        while (true) {
+            Map<URI, ClusterView> answers = stored != null ? Map.of() : seeds.answers(properties.nodes(), self);
+            try {
+                decision = ClusterStart.decide(stored, answers, properties.nodes(), self,
+                        properties.replicationFactor());
+            } catch (ClusterStart.Refused refused) {
+                throw new InvalidSettingException("dht.data-dir", refused.getMessage() + " (data dir "
+                        + properties.dataDir() + ")");
+            }
+            if (decision.waitsFor() == null) {
+                break;
+            }
+            if (!logged) {
+                logged = true;
+                LOG.info("{}; it waits for {} before it starts, asking every {} s", decision.reason(),
+                        decision.waitsFor(), SEED_RETRY.toSeconds());
+            }
+            try {
+                Thread.sleep(SEED_RETRY.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IllegalStateException("interrupted while waiting for " + decision.waitsFor(), e);
+            }
         }
         decision.warnings().forEach(LOG::warn);
         if (decision.kind() == StartKind.LOST_DATA) {

@@ -9,6 +9,7 @@ import dev.dht.cluster.StartKind;
 import dev.dht.config.ClusterConfiguration.NodeStart;
 import dev.dht.config.TlsConfiguration.TlsSettings;
 import dev.dht.membership.ChangeProcedure;
+import dev.dht.membership.ClusterFounding;
 import dev.dht.membership.ClusterEndpoint;
 import dev.dht.membership.LocalNodeStats;
 import dev.dht.membership.MemberStatus;
@@ -33,9 +34,9 @@ import dev.dht.storage.TombstoneCollector;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.TrustManager;
-import org.apache.ratis.protocol.RaftGroup;
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Value;
 import org.springframework.context.SmartLifecycle;
@@ -144,14 +145,23 @@ public class MembershipConfiguration {
                 start.kind() == StartKind.JOINING);
     }
 
+    /** How a founding member on an empty data dir learns its cluster's id before its view log starts. */
+    @Bean
+    ClusterFounding clusterFounding(DhtProperties properties, Membership membership,
+                                    ObjectProvider<PeerClient> peerClient, ViewLog viewLog, RaftPeers raftPeers) {
+        return new ClusterFounding(membership, peerClient::getObject, viewLog, raftPeers, properties.nodes());
+    }
+
     /** The driver of changes while this node leads the view log; a founding member may form the cluster. */
     @Bean
     TopologyCoordinator topologyCoordinator(DhtProperties properties, Membership membership, ViewLog viewLog,
                                             RaftPeers raftPeers, ViewExchange exchange,
                                             ObjectProvider<PeerClient> peerClient, RecordStreaming streaming,
                                             OwnershipCleanup cleanup, PeerHealth health) {
-        ClusterView founding = properties.nodes().contains(membership.self())
-                ? ClusterView.initial(properties.nodes(), properties.replicationFactor()) : null;
+        Supplier<ClusterView> founding = properties.nodes().contains(membership.self())
+                ? () -> ClusterView.initial(properties.nodes(), properties.replicationFactor(),
+                        membership.view().cluster())
+                : null;
         return new TopologyCoordinator(membership, viewLog, raftPeers, exchange, peerClient::getObject, streaming,
                 cleanup, founding, properties.changeFailureTimeout(), health);
     }
@@ -209,15 +219,16 @@ public class MembershipConfiguration {
     MembershipLifecycle membershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog,
                                             TopologyCoordinator coordinator, RaftPeers raftPeers,
                                             NodeStart start, TombstoneCollector tombstones, ViewCheck viewCheck,
-                                            DhtProperties properties, TlsSettings tls) {
+                                            ClusterFounding founding, DhtProperties properties, TlsSettings tls) {
         Membership membership = start.membership();
         tombstones.suspendWhile(() -> membership.view().change() != null);
-        RaftGroup group = start.kind() == StartKind.FORMING
-                ? raftPeers.group(start.membership().view())
-                : RaftGroup.valueOf(RaftPeers.GROUP_ID);
-        boolean alone = start.kind() == StartKind.FORMING && start.membership().view().nodes().size() == 1;
-        return new MembershipLifecycle(procedure, cleanup, viewLog, group, coordinator, viewCheck, alone,
-                start.kind() == StartKind.STORED, recovery(properties, tls, membership, raftPeers));
+        boolean forming = start.kind() == StartKind.FORMING;
+        ViewLogRecovery recovery = recovery(properties, tls, membership, raftPeers);
+        Runnable startLog = forming ? founding::start
+                : () -> viewLog.start(RaftPeers.emptyGroup(membership.view().cluster()), recovery);
+        boolean alone = forming && membership.view().nodes().size() == 1;
+        return new MembershipLifecycle(procedure, cleanup, viewLog, startLog, founding, coordinator, viewCheck, alone,
+                start.kind() == StartKind.STORED);
     }
 
     /**
@@ -243,36 +254,38 @@ public class MembershipConfiguration {
         private final ChangeProcedure procedure;
         private final OwnershipCleanup cleanup;
         private final ViewLog viewLog;
-        private final RaftGroup group;
+        private final Runnable startLog;
+        private final ClusterFounding founding;
         private final TopologyCoordinator coordinator;
         private final ViewCheck viewCheck;
         private final boolean formsAlone;
         private final boolean storedView;
-        private final ViewLogRecovery recovery;
         private volatile boolean running;
 
         /**
+         * @param startLog   starts the view log: at once in the stored or running cluster's group (recovering it
+         *                   from a lost majority first if {@code dht.raft.recover=true}), or once a founding member
+         *                   learnt its cluster's id ({@link ClusterFounding})
          * @param formsAlone a new cluster of this node only: the start waits until the log formed it
          * @param storedView the node started from its stored view, which it confirms before it serves
-         * @param recovery   the view log's recovery from a lost majority to try at start, or null
          */
-        MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog, RaftGroup group,
-                            TopologyCoordinator coordinator, ViewCheck viewCheck, boolean formsAlone,
-                            boolean storedView, ViewLogRecovery recovery) {
-            this.recovery = recovery;
+        MembershipLifecycle(ChangeProcedure procedure, OwnershipCleanup cleanup, ViewLog viewLog, Runnable startLog,
+                            ClusterFounding founding, TopologyCoordinator coordinator, ViewCheck viewCheck,
+                            boolean formsAlone, boolean storedView) {
             this.viewCheck = viewCheck;
             this.formsAlone = formsAlone;
             this.storedView = storedView;
             this.procedure = procedure;
             this.cleanup = cleanup;
             this.viewLog = viewLog;
-            this.group = group;
+            this.startLog = startLog;
+            this.founding = founding;
             this.coordinator = coordinator;
         }
 
         @Override
         public void start() {
-            viewLog.start(group, recovery);
+            startLog.run();
             viewCheck.start(storedView);
             coordinator.start();
             if (formsAlone) {
@@ -286,6 +299,7 @@ public class MembershipConfiguration {
         @Override
         public void stop() {
             procedure.stop();
+            founding.stop();
             viewCheck.stop();
             coordinator.stop();
             cleanup.stop();

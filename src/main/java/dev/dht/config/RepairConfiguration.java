@@ -5,6 +5,7 @@ import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.StartKind;
 import dev.dht.config.ClusterConfiguration.NodeStart;
+import dev.dht.membership.ClusterFounding;
 import dev.dht.metrics.RepairMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
@@ -36,10 +37,8 @@ public class RepairConfiguration {
 
     /**
      * Closed until the rebuild completed on a node started with {@code dht.rebuild=true} or that lost its data
-     * ({@link StartKind#LOST_DATA}); on a founding member on an empty disk ({@link StartKind#FORMING}) closed until it
-     * rebuilt after its first view: from every peer if that view is a later one (the cluster ran without this
-     * node's data), from the peers that answer if it is the first one (a brand-new cluster, or one that never changed
-     * membership restarted at once with this disk lost: the view alone cannot tell them apart). Also closed, whatever
+     * ({@link StartKind#LOST_DATA}); on a founding member on an empty disk ({@link StartKind#FORMING}) closed until its
+     * first view shows a brand-new cluster or it rebuilt ({@link #nodeRebuild}). Also closed, whatever
      * the stored view says, while the data dir holds the mark of a rebuild that a crash cut short: it runs again.
      */
     @Bean
@@ -84,21 +83,24 @@ public class RepairConfiguration {
                 () -> membership.view().change() != null);
     }
 
+    /**
+     * The rebuild; on a founding member on an empty disk it is decided by its first view: none for a brand-new cluster
+     * (the view is of the id it agreed on with the other founding members, who all held no view: nothing to stream),
+     * from every replica for a cluster that ran without this node's data (it took a running cluster's view).
+     */
     @Bean(destroyMethod = "stop")
-    NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, NodeStart start) {
+    NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, NodeStart start,
+                            ClusterFounding founding) {
         NodeRebuild rebuild = new NodeRebuild(repair, gate);
         if (start.kind() == StartKind.FORMING) {
             AtomicBoolean decided = new AtomicBoolean();
             membership.onChange(placement -> {
                 if (placement.self() != null && placement.view().epoch() > 0 && decided.compareAndSet(false, true)) {
-                    if (placement.view().epoch() == 1) {
-                        // a cluster whose membership never changed stays at epoch 1: it may be brand new (the peers
-                        // hold nothing) or have run before, all nodes restarted at once with this one's disk lost
-                        log.info("a founding member on an empty disk: rebuilding from the members that answer, in "
-                                + "case the cluster ran before (a new cluster has nothing to stream)");
-                        rebuild.startFromAnsweringPeers();
+                    if (placement.view().cluster().equals(founding.agreed())) {
+                        log.info("a brand-new cluster: nothing to rebuild");
+                        gate.finish();
                     } else {
-                        log.warn("the cluster ran without this node's data (its first view is epoch {}): rebuilding",
+                        log.warn("the cluster ran without this node's data (epoch {}): rebuilding",
                                 placement.view().epoch());
                         rebuild.start();
                     }

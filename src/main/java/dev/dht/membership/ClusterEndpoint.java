@@ -21,8 +21,9 @@ import reactor.core.publisher.Mono;
  * Actuator endpoint {@code cluster}, the operator's view of membership and door to change it.
  *
  * <ul>
- *   <li>{@code GET /actuator/cluster}: {@code {"epoch": 7, "replicationFactor": 3, "members": [{"node": URL,
- *       "state": "NORMAL"}, ...], "change": null}}; while a change runs, {@code change} is {@code {"kind": "join",
+ *   <li>{@code GET /actuator/cluster}: {@code {"epoch": 7, "cluster": UUID, "replicationFactor": 3, "members":
+ *       [{"node": URL, "state": "NORMAL"}, ...], "change": null}} ({@code cluster}: the cluster's id); while a
+ *       change runs, {@code change} is {@code {"kind": "join",
  *       "node": URL, "phase": "streaming", "streamed": {"records": N, "bytes": N}}} (what this node stored from
  *       streams), and {@code cleanupPending} says whether this node still drops records it no longer replicates;
  *       {@code leader} (the view log's leader as this node knows it, or null), {@code term} and {@code index} (the
@@ -132,6 +133,7 @@ public class ClusterEndpoint {
     private Map<String, Object> describe(ClusterView view) {
         Map<String, Object> answer = new LinkedHashMap<>();
         answer.put("epoch", view.epoch());
+        answer.put("cluster", view.cluster().toString());
         answer.put("replicationFactor", view.replicationFactor());
         answer.put("members", view.members().stream()
                 .map(member -> Map.of("node", member.node().toString(), "state", member.state().name()))

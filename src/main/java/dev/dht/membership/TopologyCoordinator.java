@@ -73,7 +73,7 @@ public final class TopologyCoordinator {
     private final Supplier<PeerClient> peers;
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
-    private final ClusterView founding;
+    private final Supplier<ClusterView> founding;
     /** True once the wait for every founding member was logged (one line). */
     private volatile boolean waitingToForm;
     private final Duration failureTimeout;
@@ -89,15 +89,15 @@ public final class TopologyCoordinator {
     private Disposable ticks;
 
     /**
-     * @param founding       the first view of a new cluster of {@code dht.nodes}, or null if this node is no
-     *                       founding member
+     * @param founding       the first view of a new cluster of {@code dht.nodes} (with the id the founding members
+     *                       agreed on), or null if this node is no founding member
      * @param failureTimeout {@code dht.change-failure-timeout}: how long a joiner or leaver may be down before its
      *                       change is rolled back
      * @param health         the node's failure detector, which this node's liveness probes of every member feed
      */
     public TopologyCoordinator(Membership membership, ViewLog viewLog, RaftPeers raftPeers, ViewExchange exchange,
                                Supplier<PeerClient> peers, RecordStreaming streaming, OwnershipCleanup cleanup,
-                               ClusterView founding, Duration failureTimeout, PeerHealth health) {
+                               Supplier<ClusterView> founding, Duration failureTimeout, PeerHealth health) {
         this.membership = membership;
         this.viewLog = viewLog;
         this.raftPeers = raftPeers;
@@ -167,8 +167,13 @@ public final class TopologyCoordinator {
         return Mono.defer(() -> {
             ClusterView view = viewLog.view();
             if (view == null) {
-                return founding == null ? Mono.empty() : everyFounderUnformed().flatMap(unformed -> unformed
-                        ? append(0, founding, "a new cluster of " + founding.members().size() + " members")
+                if (founding == null) {
+                    return Mono.empty();
+                }
+                ClusterView first = founding.get();
+                return everyFounderUnformed(first).flatMap(unformed -> unformed
+                        ? append(0, first, "a new cluster of " + first.members().size() + " members, id "
+                                + first.cluster())
                         : Mono.empty());
             }
             ClusterChange change = view.change();
@@ -192,18 +197,19 @@ public final class TopologyCoordinator {
     }
 
     /**
-     * True if every other founding member answers that it holds no view (epoch 0). A cluster is formed only once all
-     * of {@code dht.nodes} answer and none of them ran one: founding members on empty disks whose cluster ran
-     * without them (its other members down) must not form a new one over the records those members hold; the next
-     * tick asks again, so formation waits until every founding member is up.
+     * True if every other founding member answers that it holds no view (epoch 0) and the new cluster's id
+     * ({@code founding}'s). A cluster is formed only once all of {@code dht.nodes} answer and none of them ran one:
+     * founding members on empty disks whose cluster ran without them (its other members down) must not form a new
+     * one over the records those members hold; the next tick asks again, so formation waits until every founding
+     * member is up.
      */
-    private Mono<Boolean> everyFounderUnformed() {
+    private Mono<Boolean> everyFounderUnformed(ClusterView founding) {
         URI self = membership.self();
         return Flux.fromIterable(founding.nodes())
                 .filter(node -> !node.equals(self))
                 .flatMap(node -> peers.get().view(new Node(node, false))
                         .timeout(PROBE_TIMEOUT)
-                        .map(answer -> answer.view().epoch() == 0)
+                        .map(answer -> answer.view().epoch() == 0 && answer.view().sameCluster(founding))
                         .onErrorReturn(false))
                 .all(Boolean::booleanValue)
                 .doOnNext(unformed -> {

@@ -23,7 +23,8 @@ import reactor.core.scheduler.Schedulers;
  * Confirms this node's cluster view before it serves clients: after its start, and after it finds it was paused for
  * {@link #PAUSE} or longer (a long GC pause, a frozen VM, SIGSTOP: HBase's JvmPauseMonitor idea), since it may have
  * been removed meanwhile. Until the view is confirmed, client requests get 503 ({@code view-check}) and the node is
- * not ready. A check asks every other member of the view for theirs (each within {@link #ASK_TIMEOUT}) and reads the
+ * not ready. A check asks every other member of the view for theirs (each within {@link #ASK_TIMEOUT}; a view of
+ * another cluster does not count) and reads the
  * view log linearizably (through its leader); it adopts the newest view it got, and confirms only if the log answered
  * or a member holds the same epoch or a newer one. If none did (the members are down, frozen or cut off, and the log
  * has no leader this node reaches), it confirms nothing: it asks again every {@link #RETRY}, never confirming a view
@@ -148,6 +149,7 @@ public final class ViewCheck {
                 .flatMap(node -> peers.get().view(new Node(node, false))
                         .timeout(ASK_TIMEOUT)
                         .map(PeerView::view)
+                        .filter(view -> view.sameCluster(membership.view()))
                         .onErrorResume(error -> Mono.empty()))
                 .collectList();
         Mono<LogAnswer> fromLog = Mono.fromCallable(() -> new LogAnswer(true, logRead.get().orElse(null), null))

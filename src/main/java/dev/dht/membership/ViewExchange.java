@@ -8,6 +8,7 @@ import dev.dht.peer.PeerClient;
 import java.net.URI;
 import java.time.Duration;
 import java.util.Objects;
+import java.util.UUID;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
@@ -49,6 +50,11 @@ public final class ViewExchange implements EpochTracker {
     @Override
     public URI self() {
         return membership.self();
+    }
+
+    @Override
+    public UUID cluster() {
+        return membership.cluster().orElse(null);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.dht.peer;
 
 import dev.dht.cluster.Node;
 import java.net.URI;
+import java.util.UUID;
 
 /**
  * What {@link PeerClient} needs of this node's cluster view: the epoch it sends on every internal request
@@ -14,6 +15,11 @@ public interface EpochTracker {
 
     /** This node's base URL, sent in {@link InternalProtocol#SENDER_HEADER}; null to send none. */
     URI self();
+
+    /** The id of this node's cluster, sent in {@link InternalProtocol#CLUSTER_ID_HEADER}; null to send none. */
+    default UUID cluster() {
+        return null;
+    }
 
     /** {@code peer} answered with {@code epoch}, higher than {@link #epoch()}. Must return at once. */
     void newerEpochSeen(Node peer, long epoch);

@@ -50,6 +50,12 @@ public final class InternalProtocol {
      * higher epoch than its own fetches that view from the sender ({@link #SENDER_HEADER}) or the peer.
      */
     public static final String EPOCH_HEADER = "X-Dht-Epoch";
+    /**
+     * Header with the id of the sender's cluster ({@code dev.dht.cluster.ClusterView#cluster}), on every internal
+     * request and answer: a request that names another id than the receiver's is refused with 403
+     * ({@code peer.server.ClusterIdFilter}); one without it (a node of the version before cluster ids) is served.
+     */
+    public static final String CLUSTER_ID_HEADER = "X-Dht-Cluster-Id";
     /** Header with the base URL of the node that sent an internal request. */
     public static final String SENDER_HEADER = "X-Dht-Sender";
     /** Header of a view answer: {@code true} while the node still drops records it no longer replicates. */

@@ -16,6 +16,7 @@ import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.springframework.core.io.buffer.DataBuffer;
@@ -308,7 +309,7 @@ public final class PeerClient {
 
     /**
      * The request: method, URI, the cluster secret, the epoch it is placed under ({@code epoch}, or this node's when
-     * 0) and an octet-stream body if any. The client's response timeout
+     * 0), this node's URL and cluster id, and an octet-stream body if any. The client's response timeout
      * (a limit on the time between two reads) is switched off but for {@link PeerEndpoint.Timeout#RESPONSE}.
      */
     private WebClient.RequestHeadersSpec<?> request(PeerEndpoint endpoint, URI uri, byte[] body, long epoch) {
@@ -319,6 +320,10 @@ public final class PeerClient {
         URI self = epochs.self();
         if (self != null) {
             request = request.header(InternalProtocol.SENDER_HEADER, self.toString());
+        }
+        UUID cluster = epochs.cluster();
+        if (cluster != null) {
+            request = request.header(InternalProtocol.CLUSTER_ID_HEADER, cluster.toString());
         }
         if (endpoint.timeout() != PeerEndpoint.Timeout.RESPONSE) {
             request = request.httpRequest(http -> http.<HttpClientRequest>getNativeRequest().responseTimeout(null));

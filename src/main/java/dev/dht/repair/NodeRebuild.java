@@ -13,12 +13,12 @@ import reactor.core.scheduler.Schedulers;
 import reactor.util.retry.Retry;
 
 /**
- * Rebuild of a node that lost its store ({@code dht.rebuild=true}): a repair with every peer in turn; against
- * an empty store every segment differs, so each repair pulls every record this node shares with that peer, and
- * together they bring every record of which this node is one of the first {@code from} replicas (a record only
- * this node held is lost). A repair that fails is retried every {@link #RETRY_DELAY} until it succeeds. Until
- * every peer's repair completed the {@link RebuildGate} keeps replica reads of this node failing, so
- * coordinators read other replicas; writes are taken meanwhile. Progress: log lines with counts per peer and
+ * Rebuild of a node that lost its store ({@code dht.rebuild=true}, an empty data dir in a running cluster): a repair
+ * with every peer in turn; against an empty store every segment differs, so each repair pulls every record this node
+ * shares with that peer, and together they bring every record of which this node is one of the first {@code from}
+ * replicas (a record only this node held is lost). A repair that fails is retried every {@link #RETRY_DELAY} until
+ * it succeeds. Until every peer's repair completed the {@link RebuildGate} keeps replica reads of this node failing,
+ * so coordinators read other replicas; writes are taken meanwhile. Progress: log lines with counts per peer and
  * {@code dht.rebuild.records}. Runs in the background; never blocks.
  */
 public final class NodeRebuild {
@@ -40,19 +40,6 @@ public final class NodeRebuild {
      * Does nothing if the gate is open.
      */
     public synchronized void start() {
-        start(true);
-    }
-
-    /**
-     * As {@link #start()}, but a peer that fails once is left out (logged) instead of waited for: for a founding
-     * member on an empty disk whose cluster may be brand new (nothing to stream) or may have run before (its records
-     * are with the peers that answer; anti-entropy repair brings the rest once the others are back).
-     */
-    public synchronized void startFromAnsweringPeers() {
-        start(false);
-    }
-
-    private void start(boolean waitForEveryPeer) {
         if (!gate.isRebuilding() || running != null) {
             return;
         }
@@ -61,7 +48,7 @@ public final class NodeRebuild {
         log.info("rebuild: streaming the records of this node from {} peers; replica reads refused until done",
                 repair.peers().size());
         running = Flux.fromIterable(repair.peers())
-                .concatMap(peer -> rebuildFrom(peer, waitForEveryPeer).doOnNext(result -> log.info(
+                .concatMap(peer -> rebuildFrom(peer).doOnNext(result -> log.info(
                         "rebuild: {} records from {} ({} total so far)", result.pulled(), peer,
                         total.addAndGet(result.pulled()))))
                 .publishOn(Schedulers.boundedElastic()) // finish removes the gate's mark: a file, off the event loops
@@ -73,15 +60,8 @@ public final class NodeRebuild {
                 .subscribe();
     }
 
-    private Mono<RepairResult> rebuildFrom(Node peer, boolean waitForIt) {
-        Mono<RepairResult> once = repair.repair(peer, true);
-        if (!waitForIt) {
-            return once.onErrorResume(error -> {
-                log.warn("rebuild: repair with {} failed ({}); going on without it", peer, error.toString());
-                return Mono.empty();
-            });
-        }
-        return once
+    private Mono<RepairResult> rebuildFrom(Node peer) {
+        return repair.repair(peer, true)
                 .doOnError(error -> log.warn("rebuild: repair with {} failed ({}); again in {} s", peer, error.toString(),
                         RETRY_DELAY.toSeconds()))
                 .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY));

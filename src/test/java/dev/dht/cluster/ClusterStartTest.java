@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterStart.Decision;
+import dev.dht.cluster.ClusterStart.Founding;
 import java.net.URI;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 
 /** The start-up decision over each case: what the data dir holds, what the seeds answer, and who this node is. */
@@ -81,5 +83,48 @@ class ClusterStartTest {
         Decision decision = ClusterStart.decide(null, Map.of(), NODES, D, 3);
         assertThat(decision.kind()).isEqualTo(StartKind.JOINING);
         assertThat(decision.reason()).contains("is not running yet");
+        assertThat(decision.waitsFor()).as("a joiner learns the cluster's id from a running member first")
+                .contains("seed");
+    }
+
+    @Test
+    void aNodeThatFindsTheRunningClusterTakesItsId() {
+        UUID id = UUID.randomUUID();
+        ClusterView running = new ClusterView(7, 3, view(7, A, B, C).members(), null, id);
+        Decision lost = ClusterStart.decide(null, Map.of(B, running), NODES, A, 3);
+        assertThat(lost.kind()).isEqualTo(StartKind.LOST_DATA);
+        assertThat(lost.view().cluster()).isEqualTo(id);
+        Decision joiner = ClusterStart.decide(null, Map.of(B, running), NODES, D, 3);
+        assertThat(joiner.kind()).isEqualTo(StartKind.JOINING);
+        assertThat(joiner.waitsFor()).isNull();
+        assertThat(joiner.view().cluster()).isEqualTo(id);
+    }
+
+    @Test
+    void theFirstFoundingMemberNamesTheNewClusterIdOnceEveryOneAnswersUnformed() {
+        UUID fresh = UUID.randomUUID();
+        ClusterView undecided = new ClusterView(0, 3, view(1, A, B, C).members());
+        assertThat(ClusterStart.founding(A, NODES, Map.of(B, undecided), fresh).waitsFor()).contains(C.toString());
+        Founding first = ClusterStart.founding(A, NODES, Map.of(B, undecided, C, undecided), fresh);
+        assertThat(first.cluster()).isEqualTo(fresh);
+
+        assertThat(ClusterStart.founding(B, NODES, Map.of(A, undecided, C, undecided), UUID.randomUUID()).waitsFor())
+                .as("the first one has named no id yet").contains(A.toString());
+        ClusterView named = new ClusterView(0, 3, undecided.members(), null, fresh);
+        Founding second = ClusterStart.founding(B, NODES, Map.of(A, named), UUID.randomUUID());
+        assertThat(second.cluster()).isEqualTo(fresh);
+
+        Founding firstAgain = ClusterStart.founding(A, NODES, Map.of(B, named, C, undecided), UUID.randomUUID());
+        assertThat(firstAgain.cluster()).as("started again before the cluster formed").isEqualTo(fresh);
+    }
+
+    @Test
+    void aFoundingMemberWhoseClusterRunsWithoutItTakesThatCluster() {
+        ClusterView running = new ClusterView(4, 3, view(4, A, B, C).members(), null, UUID.randomUUID());
+        ClusterView undecided = new ClusterView(0, 3, running.members());
+        Founding lost = ClusterStart.founding(A, NODES, Map.of(B, running, C, undecided), UUID.randomUUID());
+        assertThat(lost.running()).isEqualTo(running);
+        assertThat(ClusterStart.founding(A, NODES, Map.of(B, view(4, B, C)), UUID.randomUUID()).waitsFor())
+                .as("a cluster that runs without this node is no new one").isNotNull();
     }
 }

@@ -8,6 +8,7 @@ import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.UUID;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -33,6 +34,20 @@ class ClusterViewFileTest {
 
         assertThat(new ClusterViewFile(dataDir).read()).contains(view);
         assertThat(view.change()).isEqualTo(new ClusterChange(ChangeKind.JOIN, C, ChangePhase.STREAMING));
+    }
+
+    @Test
+    void theClusterIdIsStoredAndKeptByEveryStepAndAViewStoredWithoutOneHasTheLegacyId() {
+        UUID id = UUID.randomUUID();
+        ClusterView view = ClusterView.initial(List.of(A, B), 3, id).withJoining(C).advanced().aborted();
+        assertThat(view.cluster()).isEqualTo(id);
+        new ClusterViewFile(dataDir).write(view);
+        assertThat(new ClusterViewFile(dataDir).read()).contains(view);
+
+        String before = "epoch 4\nreplication-factor 3\nmember http://a:8080 NORMAL\nmember http://b:8080 NORMAL\n";
+        assertThat(ClusterViewFile.decode(before).cluster()).isEqualTo(ClusterView.LEGACY_CLUSTER);
+        assertThat(ClusterViewFile.encode(ClusterViewFile.decode(before))).as("written as the version before did")
+                .isEqualTo(before);
     }
 
     @Test

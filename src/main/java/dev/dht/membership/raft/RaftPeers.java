@@ -4,7 +4,6 @@ import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Member;
 import dev.dht.cluster.MemberState;
 import java.net.URI;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
@@ -33,9 +32,11 @@ import org.apache.ratis.protocol.RaftPeerId;
  * Deterministic: every node computes the same group from the same view. Pure.
  */
 public final class RaftPeers {
-    /** The one Raft group of a cluster. */
-    public static final RaftGroupId GROUP_ID =
-            RaftGroupId.valueOf(UUID.nameUUIDFromBytes("dht-cluster-view".getBytes(StandardCharsets.UTF_8)));
+    /**
+     * The Raft group of a cluster formed before clusters had ids ({@link ClusterView#LEGACY_CLUSTER}): the one group
+     * every cluster's log used then, so such a cluster keeps its log across the upgrade.
+     */
+    public static final RaftGroupId GROUP_ID = groupId(ClusterView.LEGACY_CLUSTER);
     private final int portOffset;
     private final int maxVoters;
 
@@ -49,6 +50,19 @@ public final class RaftPeers {
         }
         this.portOffset = portOffset;
         this.maxVoters = maxVoters;
+    }
+
+    /**
+     * The Raft group id of the cluster {@code cluster}: its id itself, so the logs of two clusters never mix (Ratis
+     * refuses every request of a group a server does not hold), even on the same hosts and ports.
+     */
+    public static RaftGroupId groupId(UUID cluster) {
+        return RaftGroupId.valueOf(cluster);
+    }
+
+    /** A group of {@code cluster} with no peer: a node's log before the leader adds it (a joiner). */
+    public static RaftGroup emptyGroup(UUID cluster) {
+        return RaftGroup.valueOf(groupId(cluster));
     }
 
     /** The peer id of the member at {@code node}. */
@@ -85,14 +99,14 @@ public final class RaftPeers {
         return view.nodes().stream().filter(node -> !voters.contains(node)).toList();
     }
 
-    /** The Raft group of {@code view}: its voters and listeners. */
+    /** The Raft group of {@code view}: its cluster's group id ({@link #groupId}), its voters and listeners. */
     public RaftGroup group(ClusterView view) {
         List<RaftPeer> peers = new ArrayList<>();
         List<URI> voters = voters(view);
         for (URI node : view.nodes()) {
             peers.add(peer(node, voters.contains(node)));
         }
-        return RaftGroup.valueOf(GROUP_ID, peers);
+        return RaftGroup.valueOf(groupId(view.cluster()), peers);
     }
 
     /** The member of {@code view} whose peer id is {@code id}, if any. */

@@ -32,6 +32,7 @@ import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.Message;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftGroupId;
 import org.apache.ratis.protocol.RaftPeer;
 import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.retry.RetryPolicies;
@@ -78,6 +79,8 @@ public final class ViewLog implements Closeable {
     private volatile RaftServer server;
     /** The group of the last {@link #start}, to start the server again with. */
     private RaftGroup startGroup;
+    /** The id of that group: the cluster's ({@link RaftPeers#groupId}); the legacy one before a start. */
+    private volatile RaftGroupId groupId = RaftPeers.GROUP_ID;
     private ScheduledExecutorService watchdog;
     private volatile boolean closed;
     private volatile String problem;
@@ -147,9 +150,9 @@ public final class ViewLog implements Closeable {
         return dataDir.resolve("raft");
     }
 
-    /** True if {@code dataDir} holds a view log (this node was part of a cluster's log before). */
-    public static boolean exists(Path dataDir) {
-        return Files.isDirectory(storageDir(dataDir).resolve(RaftPeers.GROUP_ID.getUuid().toString()));
+    /** True if {@code dataDir} holds the view log of the group {@code groupId} (this node was part of it before). */
+    public static boolean exists(Path dataDir, RaftGroupId groupId) {
+        return Files.isDirectory(storageDir(dataDir).resolve(groupId.getUuid().toString()));
     }
 
     /**
@@ -175,15 +178,16 @@ public final class ViewLog implements Closeable {
      */
     public synchronized void start(RaftGroup group, ViewLogRecovery recovery) {
         startGroup = group;
+        groupId = group.getGroupId();
         closed = false;
         readLost();
         startServer(group);
-        if (recovery != null && !exists(dataDir)) {
+        if (recovery != null && !exists(dataDir, group.getGroupId())) {
             log.error("dht.raft.recover is set, but this node holds no view log: nothing to recover; ignored");
         } else if (recovery != null) {
             boolean recovered;
             try {
-                recovered = recovery.run(server.getDivision(RaftPeers.GROUP_ID));
+                recovered = recovery.run(server.getDivision(groupId));
             } catch (IOException e) {
                 throw new UncheckedIOException("the view log cannot be recovered: its group does not start", e);
             }
@@ -216,7 +220,7 @@ public final class ViewLog implements Closeable {
                     .setStateMachine(stateMachine)
                     .setProperties(properties)
                     .setParameters(parameters)
-                    .setOption(exists(dataDir) ? RaftStorage.StartupOption.RECOVER
+                    .setOption(exists(dataDir, group.getGroupId()) ? RaftStorage.StartupOption.RECOVER
                             : RaftStorage.StartupOption.FORMAT)
                     .build();
             server.start();
@@ -307,7 +311,7 @@ public final class ViewLog implements Closeable {
             return closed ? null : "not started";
         }
         try {
-            LifeCycle.State state = running.getDivision(RaftPeers.GROUP_ID).getInfo().getLifeCycleState();
+            LifeCycle.State state = running.getDivision(groupId).getInfo().getLifeCycleState();
             return state.isClosingOrClosed() || state == LifeCycle.State.EXCEPTION ? state.name() : null;
         } catch (IOException | RuntimeException e) {
             return "without the group (" + e.getMessage() + ")";
@@ -382,7 +386,7 @@ public final class ViewLog implements Closeable {
             return null;
         }
         try {
-            return running.getDivision(RaftPeers.GROUP_ID).getInfo();
+            return running.getDivision(groupId).getInfo();
         } catch (IOException e) {
             return null;
         }
@@ -400,7 +404,7 @@ public final class ViewLog implements Closeable {
 
     private Set<RaftPeerId> peers(RaftPeerRole role) {
         try {
-            Collection<RaftPeer> peers = server.getDivision(RaftPeers.GROUP_ID).getRaftConf().getCurrentPeers(role);
+            Collection<RaftPeer> peers = server.getDivision(groupId).getRaftConf().getCurrentPeers(role);
             return peers.stream().map(RaftPeer::getId).collect(Collectors.toSet());
         } catch (IOException | RuntimeException e) {
             return Set.of();
@@ -503,7 +507,11 @@ public final class ViewLog implements Closeable {
     }
 
     private RaftClient client(RetryPolicy retries) throws IOException {
-        RaftGroup known = server.getDivision(RaftPeers.GROUP_ID).getGroup();
+        if (server == null) {
+            throw new IOException("this node's view log has not started (a founding member that has yet to learn its "
+                    + "cluster's id)");
+        }
+        RaftGroup known = server.getDivision(groupId).getGroup();
         if (known.getPeers().isEmpty()) {
             throw new IOException("this node has not heard from the view log's leader since it started on an empty "
                     + "disk; ask again in a few seconds or ask another member");
@@ -513,7 +521,7 @@ public final class ViewLog implements Closeable {
                 .map(peer -> peer.getId().equals(selfId)
                         ? RaftPeer.newBuilder(peer).setAddress("127.0.0.1:" + boundPort).build() : peer)
                 .toList();
-        RaftGroup group = RaftGroup.valueOf(RaftPeers.GROUP_ID, peers);
+        RaftGroup group = RaftGroup.valueOf(groupId, peers);
         return RaftClient.newBuilder()
                 .setRaftGroup(group)
                 .setProperties(properties)

@@ -34,8 +34,8 @@ import org.slf4j.LoggerFactory;
  * {@link ViewCommand}: "if the view's epoch is {@code expect}, the view becomes {@code next}" (whose epoch must be
  * {@code expect + 1}). Every server applies the same entries in the same order, so the epoch is a function of the
  * log and two different views of one epoch cannot exist; a step computed from an old view (a second joiner, a
- * deposed leader's next phase) is refused, the log unchanged. Before the first entry the view is absent (epoch 0):
- * the cluster is not formed yet.
+ * deposed leader's next phase) is refused, the log unchanged, as is a view of another cluster id. Before the first
+ * entry the view is absent (epoch 0): the cluster is not formed yet.
  *
  * <p>A snapshot is the view in {@link ClusterViewFile}'s text. Every applied view goes to the listener (the node's
  * {@code Membership}, which stores and adopts it): called on Ratis's state-machine updater thread, in log order; it
@@ -167,7 +167,11 @@ public final class ViewStateMachine extends BaseStateMachine {
             ViewCommand command = ViewCommand.decode(
                     entry.getStateMachineLogEntry().getLogData().toStringUtf8());
             long current = epoch();
-            if (command.expect() != current) {
+            ClusterView held = view;
+            if (held != null && !command.next().sameCluster(held)) {
+                answer = ViewCommand.refusal("the view is of cluster " + command.next().cluster() + ", this log's of "
+                        + held.cluster());
+            } else if (command.expect() != current) {
                 answer = ViewCommand.refusal("the cluster view is at epoch " + current + ", not " + command.expect()
                         + ": it moved on");
             } else {

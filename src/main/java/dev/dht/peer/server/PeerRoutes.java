@@ -27,6 +27,8 @@ public final class PeerRoutes {
      * @param maxValueBytes {@code dht.max-value-size}, bytes: a record body may be this plus its header
      * @param clusterSecret {@code dht.cluster-secret}: requests without it get 403 ({@link ClusterSecretFilter})
      * @param cluster       the membership endpoints
+     * @param membership    this node's view: its cluster id, which every request must name if it names one
+     *                      ({@link ClusterIdFilter}: 403 otherwise, before any other filter)
      * @param epochs        brings this node's view up to a sender's newer epoch before a request is served
      * @param fence         refuses record calls placed under a view whose replica sets this node left behind
      * @param backup        this node's part of cluster backups
@@ -56,6 +58,7 @@ public final class PeerRoutes {
                 .route(on(PeerEndpoint.RANGE), records::range)
                 .route(on(PeerEndpoint.BACKUP), backup::backup)
                 .route(on(PeerEndpoint.STATS), node::stats)
+                .filter(new ClusterIdFilter(membership::cluster))
                 .filter(epochs)
                 .filter(new ClusterSecretFilter(clusterSecret))
                 .build();
