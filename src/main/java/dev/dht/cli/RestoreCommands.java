@@ -56,7 +56,7 @@ final class RestoreCommands {
                 + "(default 50000).")
         private double rate = 50_000;
         @Option(names = "--checkpoint", paramLabel = "FILE", description = "The checkpoint file (default: "
-                + "restore-ID.checkpoint here).")
+                + "restore-ID.checkpoint here, or in the temporary directory where this one is not writable).")
         private Path checkpoint;
 
         Restore(CliContext context) {

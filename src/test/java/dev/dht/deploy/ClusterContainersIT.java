@@ -5,10 +5,12 @@ import static org.awaitility.Awaitility.await;
 
 import com.github.dockerjava.api.DockerClient;
 import com.github.dockerjava.api.exception.NotFoundException;
+import com.github.dockerjava.api.model.Bind;
 import com.github.dockerjava.api.model.ContainerNetwork;
 import com.github.dockerjava.api.model.ExposedPort;
 import com.github.dockerjava.api.model.Image;
 import com.github.dockerjava.api.model.Ports;
+import com.github.dockerjava.api.model.Volume;
 import dev.dht.LocalCertificateAuthority;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.testing.ClusterTls;
@@ -26,6 +28,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -76,8 +79,8 @@ class ClusterContainersIT {
     /** On every container, network and image of this test, so that {@code .ci/run} can remove what a crashed run left. */
     private static final Map<String, String> LABELS = Map.of("dev.dht.it", "true");
     /**
-     * Until a container is ready: it starts, and the cluster forms once a majority of the three runs (the view log
-     * needs it), all three JVMs starting at once on the build machine's cores.
+     * Until a container is ready: it starts, and the cluster forms once all three run and hold no view, all three
+     * JVMs starting at once on the build machine's cores.
      */
     private static final Duration START_TIMEOUT = Duration.ofSeconds(180);
     private static final Duration HEAL_TIMEOUT = Duration.ofSeconds(30);
@@ -89,6 +92,11 @@ class ClusterContainersIT {
     private static final Path TLS_PATCH = PROJECT.resolve("k8s-tls/statefulset-tls.yaml");
     /** Where the overlay mounts the Secret {@code dht-tls}. */
     private static final String TLS_MOUNT = "/etc/dht/tls/";
+    /**
+     * The backup location every node writes to ({@code DHT_BACKUP_LOCATION}, k8s/README's "a volume every pod
+     * mounts"): one directory of this machine mounted into every container.
+     */
+    private static final String BACKUP_MOUNT = "/backups";
     /** Trusts the cluster's CA, presents no certificate: the actuator's writes still need the secret. */
     private static HttpClient http;
     private static Network network;
@@ -102,6 +110,7 @@ class ClusterContainersIT {
     private static Path tlsDir;
     private static LocalCertificateAuthority certificateAuthority;
     private static List<EnvVar> tlsPatch;
+    private static Path backupDir;
 
     @BeforeAll
     static void startCluster() throws Exception {
@@ -149,6 +158,10 @@ class ClusterContainersIT {
                 .getSpec().getContainers().get(0).getEnv();
         nodeImage = image;
         tlsDir = tls;
+        backupDir = Files.createTempDirectory("dht-it-backups-");
+        // the image's user (10001) writes there
+        Files.setPosixFilePermissions(backupDir, PosixFilePermissions.fromString("rwxrwxrwx"));
+
         certificateAuthority = authority;
         tlsPatch = tlsEnvironment;
         for (int ordinal = 0; ordinal < statefulSet.getSpec().getReplicas(); ordinal++) {
@@ -179,6 +192,7 @@ class ClusterContainersIT {
         for (EnvVar variable : tlsPatch) {
             environment.put(variable.getName(), variable.getValue().replace("$(POD_NAME)", podName));
         }
+        environment.put("DHT_BACKUP_LOCATION", "file:" + BACKUP_MOUNT);
         return new GenericContainer<>(DockerImageName.parse(nodeImage))
                 .withImagePullPolicy(imageName -> false)
                 .withNetwork(network)
@@ -186,7 +200,8 @@ class ClusterContainersIT {
                 .withEnv(environment)
                 .withLabels(LABELS)
                 .withExposedPorts(apiPort, managementPort)
-                .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit))
+                .withCreateContainerCmdModifier(create -> create.getHostConfig().withMemory(memoryLimit)
+                        .withBinds(new Bind(backupDir.toString(), new Volume(BACKUP_MOUNT))))
                 .waitingFor(Wait.forHttp(readinessPath).forPort(managementPort).usingTls().allowInsecure()
                         .forStatusCode(200).withStartupTimeout(START_TIMEOUT));
     }
@@ -206,6 +221,11 @@ class ClusterContainersIT {
         }
         if (docker != null) {
             removeImagesBuiltHere();
+        }
+        if (backupDir != null) {
+            try (Stream<Path> files = Files.walk(backupDir)) {
+                files.sorted(Comparator.reverseOrder()).map(Path::toFile).forEach(File::delete);
+            }
         }
     }
 
@@ -294,6 +314,44 @@ class ClusterContainersIT {
         }
         ExecResult unknown = NODES.get(0).execInContainer("dht", "stauts");
         assertThat(unknown.getExitCode()).as("an unknown command: %s", unknown.getStderr()).isEqualTo(2);
+    }
+
+    /**
+     * k8s/README's backup and restore: {@code kubectl exec dht-0 -- dht backup start --wait} backs up the cluster,
+     * then {@code dht restore --from ... --into https://dht-0.dht:8080} restores it through a pod's API port,
+     * reading the cluster's view there with the secret (the StatefulSet serves the actuator on the management port
+     * only). The restore runs in the node image with its user and working directory, as {@code kubectl run ... --
+     * restore} runs it, here in dht-1's container (small: it fits beside the node).
+     */
+    @Test
+    void aBackupTakenInAPodRestoresThroughAPodsApiPortAsK8sReadmeSays() throws Exception {
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 30; i++) {
+            String key = newKey("backup");
+            assertThat(put(i % NODES.size(), key, "value of " + key, "2/3").statusCode()).isEqualTo(201);
+            keys.add(key);
+        }
+
+        ExecResult backup = NODES.get(0).execInContainer("dht", "backup", "start", "--wait");
+
+        assertThat(backup.getExitCode()).as("dht backup start --wait: %s %s", backup.getStdout(), backup.getStderr())
+                .isZero();
+        String[] lines = backup.getStdout().strip().split("\\R");
+        String id = lines[lines.length - 1].strip();
+        StatefulSet statefulSet = K8S.one(StatefulSet.class);
+        String firstPod = "https://" + statefulSet.getMetadata().getName() + "-0." + statefulSet.getSpec().getServiceName()
+                + ":" + apiPort;
+        ExecResult restore = NODES.get(1).execInContainer("dht", "restore", "--from", "file:" + BACKUP_MOUNT,
+                "--backup", id, "--into", firstPod);
+
+        String output = restore.getStdout() + restore.getStderr();
+        assertThat(restore.getExitCode()).as("dht restore: %s", output).isZero();
+        Matcher restored = Pattern.compile("restored backup " + Pattern.quote(id) + ": (\\d+) records").matcher(output);
+        assertThat(restored.find()).as("restore's output: %s", output).isTrue();
+        assertThat(Long.parseLong(restored.group(1))).as("records restored").isGreaterThanOrEqualTo(keys.size());
+        for (String key : keys) {
+            assertThat(get(2, key, "3/3").body()).isEqualTo("value of " + key);
+        }
     }
 
     @Test

@@ -7,6 +7,7 @@ import java.io.PrintStream;
 import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 
@@ -68,8 +69,7 @@ public final class RestoreCommand {
                 err.println("restore: --rate must be at least 1 record per second");
                 return 2;
             }
-            Path checkpointFile = request.checkpoint() != null ? request.checkpoint()
-                    : Path.of("restore-" + backup + ".checkpoint");
+            Path checkpointFile = request.checkpoint() != null ? request.checkpoint() : defaultCheckpoint(backup);
             TargetCluster target = TargetCluster.connect(http, secret, request.into());
             restore.checkFiles();
             RestoreCheckpoint checkpoint = RestoreCheckpoint.open(checkpointFile, backup);
@@ -86,5 +86,16 @@ public final class RestoreCommand {
             err.println("restore: interrupted");
             return 1;
         }
+    }
+
+    /**
+     * {@code restore-ID.checkpoint} in the working directory, or in {@code java.io.tmpdir} where the working
+     * directory is not writable (the container image's {@code /app}, which its user does not own). Blocking: a file
+     * system check.
+     */
+    static Path defaultCheckpoint(String backup) {
+        Path name = Path.of("restore-" + backup + ".checkpoint");
+        return Files.isWritable(Path.of("").toAbsolutePath()) ? name
+                : Path.of(System.getProperty("java.io.tmpdir")).resolve(name);
     }
 }
