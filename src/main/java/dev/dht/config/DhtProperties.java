@@ -114,7 +114,7 @@ public record DhtProperties(
         }
     }
 
-    private static void checkUrl(String setting, URI url) {
+    static void checkUrl(String setting, URI url) {
         boolean http = "http".equals(url.getScheme()) || "https".equals(url.getScheme());
         if (!http || url.getHost() == null || url.getPort() < 1
                 || (url.getPath() != null && !url.getPath().isEmpty() && !"/".equals(url.getPath()))

@@ -86,12 +86,13 @@ public class RepairConfiguration {
     /**
      * The rebuild; on a founding member on an empty disk it is decided by its first view: none for a brand-new cluster
      * (the view is of the id it agreed on with the other founding members, who all held no view: nothing to stream),
-     * from every replica for a cluster that ran without this node's data (it took a running cluster's view).
+     * from every replica for a cluster that ran without this node's data (it took a running cluster's view). A
+     * rebuild completes without a replica only if {@code dht.rebuild.accept-missing} names it.
      */
     @Bean(destroyMethod = "stop")
     NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, NodeStart start,
-                            ClusterFounding founding) {
-        NodeRebuild rebuild = new NodeRebuild(repair, gate);
+                            ClusterFounding founding, RebuildProperties rebuildProperties) {
+        NodeRebuild rebuild = new NodeRebuild(repair, gate, rebuildProperties.acceptMissing());
         if (start.kind() == StartKind.FORMING) {
             AtomicBoolean decided = new AtomicBoolean();
             membership.onChange(placement -> {

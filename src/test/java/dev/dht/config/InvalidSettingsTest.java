@@ -12,6 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -19,6 +20,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import org.springframework.boot.SpringApplication;
+import org.springframework.boot.context.properties.bind.Binder;
+import org.springframework.boot.context.properties.source.MapConfigurationPropertySource;
 import org.springframework.boot.web.server.context.WebServerApplicationContext;
 import org.springframework.context.ConfigurableApplicationContext;
 
@@ -60,6 +63,8 @@ class InvalidSettingsTest {
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",ftp://h:21", SECRET)),
                 Arguments.of("several nodes without secret", "dht.cluster-secret",
                         List.of("--dht.self=" + SELF, "--dht.nodes=" + SELF + ",http://localhost:7002")),
+                Arguments.of("rebuild accepting a missing member that is no URL", "dht.rebuild.accept-missing",
+                        alone("--dht.rebuild.accept-missing=localhost:7002")),
                 Arguments.of("no storage thread", "dht.storage.threads",
                         alone("--dht.storage.threads=0")),
                 Arguments.of("compaction nice above 19", "dht.storage.compaction-nice",
@@ -121,6 +126,15 @@ class InvalidSettingsTest {
         args.add("--dht.data-dir=" + tempDir.resolve("data"));
 
         assertStartUpFailsNaming(setting, args);
+    }
+
+    @Test
+    void theRebuildSwitchAndTheMembersARebuildMayMissBindSideBySide() {
+        Binder binder = new Binder(new MapConfigurationPropertySource(Map.of("dht.rebuild", "true",
+                "dht.rebuild.accept-missing", "http://a:1,http://b:2")));
+        assertThat(binder.bind("dht.rebuild", Boolean.class).get()).isTrue();
+        assertThat(binder.bind("dht.rebuild", RebuildProperties.class).get().acceptMissing())
+                .containsExactly(URI.create("http://a:1"), URI.create("http://b:2"));
     }
 
     @Test
