@@ -39,8 +39,12 @@ import org.springframework.http.HttpStatus;
 class AntiEntropyRepairTest {
     private static final Duration REPAIR_TIMEOUT = Duration.ofMinutes(3);
     /** Hints off, no scheduled repairs; a long replica timeout, so that a busy machine does not turn writes into 504s. */
+    /**
+     * No hints, no scheduled repair; admission control lets the tests' bulk writes (8 threads) queue: these tests are
+     * about repair, not overload, and run on busy machines (CI saw 503 "requests queued at least 370 ms").
+     */
     private static final Map<String, String> SETTINGS = Map.of("dht.hints.enabled", "false", "dht.repair.interval", "0",
-            "dht.replica-timeout", "10s");
+            "dht.replica-timeout", "10s", "dht.max-queue-delay", "10s", "dht.max-event-loop-lag", "10s");
 
     @TempDir
     Path root;
