@@ -11,12 +11,13 @@ import java.time.Duration;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.http.HttpStatus;
 import org.springframework.util.FileSystemUtils;
 
 /**
  * A member whose data dir is empty while its cluster exists rebuilds from every replica of its ranges: with one of
- * them down it stays not ready (503) however long, and completes once that replica is back; only a replica named in
- * {@code dht.rebuild.accept-missing} is done without.
+ * them not answering it stays not ready (503) however long, and completes once that replica answers; only a replica
+ * named in {@code dht.rebuild.accept-missing} is done without.
  */
 class EmptyDiskRebuildTest {
     private static final int KEYS = 30;
@@ -36,18 +37,21 @@ class EmptyDiskRebuildTest {
                 cluster.stop(i);
             }
             assertThat(FileSystemUtils.deleteRecursively(cluster.dataDir(2).toFile())).isTrue();
+            // node 1, a replica of all of node 2's ranges, does not answer node 2 (its calls get 503 unsent)
+            cluster.faults(2).answerCallsTo(cluster.url(1), HttpStatus.SERVICE_UNAVAILABLE);
             cluster.start(2); // no seed answers: a founding member, until it finds the cluster that holds it
             cluster.start(0);
+            cluster.start(1);
 
             long until = System.nanoTime() + WATCHED.toNanos();
             while (System.nanoTime() < until) {
                 assertThat(cluster.client(2).send("GET", "/v0/status", new byte[0]).statusCode())
-                        .as("node 2 while node 1, a replica of all its ranges, is down").isEqualTo(503);
+                        .as("node 2 while node 1 does not answer it").isEqualTo(503);
                 await().pollDelay(Duration.ofMillis(250)).until(() -> true);
             }
             assertThat(cluster.bean(2, RebuildGate.class).isRebuilding()).isTrue();
 
-            cluster.start(1);
+            cluster.faults(2).clear();
             awaitServing(cluster, 2);
             assertEveryKeyStoredAt(cluster, 2);
         }
