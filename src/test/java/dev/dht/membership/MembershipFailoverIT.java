@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import java.util.stream.Stream;
 import org.apache.ratis.protocol.RaftGroup;
 import org.awaitility.core.ThrowingRunnable;
@@ -220,8 +221,11 @@ class MembershipFailoverIT {
                 rolledBack = view(cluster, 0).get("change").isNull();
                 if (!rolledBack) {
                     ViewLog log = cluster.bean(leader, ViewLog.class);
+                    // the cluster's own group: its id is the cluster id the views carry
+                    RaftGroup group = RaftGroup.valueOf(RaftPeers.groupId(
+                            UUID.fromString(view(cluster, leader).get("cluster").asText())));
                     log.close();
-                    log.start(RaftGroup.valueOf(RaftPeers.GROUP_ID));
+                    log.start(group);
                     changes++;
                 }
             }
