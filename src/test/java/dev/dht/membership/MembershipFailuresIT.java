@@ -11,8 +11,6 @@ import dev.dht.testing.NodeProcess;
 import dev.dht.testing.ProcessCluster;
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -50,8 +48,6 @@ class MembershipFailuresIT {
     private static final List<String> JVM = List.of("-Xmx256m",
             "-Ddht.change-failure-timeout=" + FAILURE_TIMEOUT_S + "s");
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
     private final List<NodeProcess> joiners = new ArrayList<>();
 
     @TempDir
@@ -211,7 +207,7 @@ class MembershipFailuresIT {
             cluster.launchAgain(2);
             List<Integer> statuses = new ArrayList<>();
             await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(100)).until(() -> {
-                int status = status(lost);
+                int status = admin.status(lost);
                 if (status != -1 && (statuses.isEmpty() || statuses.get(statuses.size() - 1) != status)) {
                     statuses.add(status);
                 }
@@ -224,11 +220,11 @@ class MembershipFailuresIT {
 
             load.stop();
             List<Long> peers = List.of(cluster.node(0).pid(), cluster.node(1).pid());
-            signal("-STOP", peers);
+            NodeProcess.signal("-STOP", peers);
             try {
                 load.assertEveryWriteReadable(List.of(lost), "1/3");
             } finally {
-                signal("-CONT", peers);
+                NodeProcess.signal("-CONT", peers);
             }
             checkHistory(load, all, null);
         }
@@ -273,7 +269,7 @@ class MembershipFailuresIT {
             Set<String> lostLeaders = new LinkedHashSet<>();
             Set<String> peerLeaders = new LinkedHashSet<>();
             await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(100)).until(() -> {
-                int status = status(lost);
+                int status = admin.status(lost);
                 if (status != -1 && (statuses.isEmpty() || statuses.get(statuses.size() - 1) != status)) {
                     statuses.add(status);
                 }
@@ -304,11 +300,11 @@ class MembershipFailuresIT {
 
             load.stop();
             List<Long> peerPids = List.of(cluster.node(1).pid(), cluster.node(2).pid());
-            signal("-STOP", peerPids);
+            NodeProcess.signal("-STOP", peerPids);
             try {
                 load.assertEveryWriteReadable(List.of(lost), "1/3");
             } finally {
-                signal("-CONT", peerPids);
+                NodeProcess.signal("-CONT", peerPids);
             }
             System.out.printf("all restarted at once, %s emptied (it %s): /v0/status %s, its log leaders %s%n",
                     lost, startKind, statuses, lostLeaders);
@@ -330,7 +326,7 @@ class MembershipFailuresIT {
             load.preload();
             load.start();
             load.avoid(frozen);
-            signal("-STOP", List.of(cluster.node(2).pid()));
+            NodeProcess.signal("-STOP", List.of(cluster.node(2).pid()));
             load.singleCopiesMayBeLost(); // 1/1 writes kept only by the removed node
             HttpResponse<String> removed;
             try {
@@ -339,7 +335,7 @@ class MembershipFailuresIT {
                 admin.awaitMembers(all.get(0), 2, CHANGE_TIME);
                 admin.awaitSettled(members, CHANGE_TIME);
             } catch (AssertionError | RuntimeException e) {
-                signal("-CONT", List.of(cluster.node(2).pid()));
+                NodeProcess.signal("-CONT", List.of(cluster.node(2).pid()));
                 throw e;
             }
             ExecutorService writers = Executors.newFixedThreadPool(50);
@@ -352,7 +348,7 @@ class MembershipFailuresIT {
                             .statusCode()));
                 }
                 Thread.sleep(1_000); // the PUTs wait in the frozen node's accept queue
-                signal("-CONT", List.of(cluster.node(2).pid()));
+                NodeProcess.signal("-CONT", List.of(cluster.node(2).pid()));
                 for (int i = 0; i < puts.size(); i++) {
                     if (puts.get(i).get() == 201) {
                         acknowledged.add("frozen-" + i);
@@ -506,22 +502,5 @@ class MembershipFailuresIT {
         return view.get("members").findValuesAsText("node");
     }
 
-    /** {@code GET /v0/status} of {@code node}, or -1 if it does not answer. */
-    private int status(URI node) {
-        try {
-            return http.send(HttpRequest.newBuilder(node.resolve("/v0/status")).timeout(Duration.ofSeconds(5))
-                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
-    }
 
-    private static void signal(String signal, List<Long> pids) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("kill", signal));
-        pids.forEach(pid -> command.add(Long.toString(pid)));
-        assertThat(new ProcessBuilder(command).start().waitFor()).isZero();
-    }
 }

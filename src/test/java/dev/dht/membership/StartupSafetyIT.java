@@ -5,11 +5,9 @@ import static org.awaitility.Awaitility.await;
 
 import dev.dht.testing.ClusterAdmin;
 import dev.dht.testing.DhtClient;
+import dev.dht.testing.NodeProcess;
 import dev.dht.testing.ProcessCluster;
-import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -42,8 +40,6 @@ class StartupSafetyIT {
     private static final List<String> JVM = List.of("-Xmx256m", "-Ddht.repair.max-rate=40",
             "-Ddht.change-failure-timeout=10s");
 
-    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-            .connectTimeout(Duration.ofSeconds(5)).build();
 
     @TempDir
     static Path dir;
@@ -90,7 +86,7 @@ class StartupSafetyIT {
         cluster.launchAgain(2);
         List<Integer> statuses = new ArrayList<>();
         await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(100)).until(() -> {
-            int status = status(nodes.get(2));
+            int status = admin.status(nodes.get(2));
             if (status != -1 && (statuses.isEmpty() || statuses.get(statuses.size() - 1) != status)) {
                 statuses.add(status);
             }
@@ -103,7 +99,7 @@ class StartupSafetyIT {
                 .containsOnly(503, 200);
 
         List<Long> peers = List.of(cluster.node(0).pid(), cluster.node(1).pid());
-        signal("-STOP", peers);
+        NodeProcess.signal("-STOP", peers);
         try {
             DhtClient restarted = new DhtClient(nodes.get(2));
             List<String> missing = new ArrayList<>();
@@ -115,7 +111,7 @@ class StartupSafetyIT {
             }
             assertThat(missing).as("keys the rebuilt node does not hold").isEmpty();
         } finally {
-            signal("-CONT", peers);
+            NodeProcess.signal("-CONT", peers);
         }
     }
 
@@ -138,20 +134,20 @@ class StartupSafetyIT {
         admin.awaitSettled(nodes.subList(0, 2), CHANGE_TIME);
 
         List<Long> members = List.of(cluster.node(0).pid(), cluster.node(1).pid());
-        signal("-STOP", members);
+        NodeProcess.signal("-STOP", members);
         List<Integer> answers = new ArrayList<>();
         try {
             cluster.launchAgain(2);
-            await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(200)).until(() -> status(nodes.get(2)) != -1);
+            await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(200)).until(() -> admin.status(nodes.get(2)) != -1);
             DhtClient removedNode = new DhtClient(nodes.get(2));
             long until = System.nanoTime() + Duration.ofSeconds(15).toNanos();
             for (int i = 0; System.nanoTime() < until; i++) {
                 answers.add(removedNode.put("frozen-" + i, "x", "1/3"));
-                assertThat(status(nodes.get(2))).as("/v0/status of the removed node").isEqualTo(503);
+                assertThat(admin.status(nodes.get(2))).as("/v0/status of the removed node").isEqualTo(503);
                 Thread.sleep(100);
             }
         } finally {
-            signal("-CONT", members);
+            NodeProcess.signal("-CONT", members);
         }
         assertThat(answers).as("answers to PUTs at 1/3 through the removed node while the members were frozen")
                 .isNotEmpty().doesNotContain(201);
@@ -159,25 +155,9 @@ class StartupSafetyIT {
                 .until(() -> cluster.node(2).output().contains("is no member of the cluster"));
         answers.add(new DhtClient(nodes.get(2)).put("resumed", "x", "1/3"));
         assertThat(answers).as("answers to PUTs at 1/3 through the removed node").doesNotContain(201);
-        assertThat(status(nodes.get(2))).as("/v0/status of the removed node after the members resumed")
+        assertThat(admin.status(nodes.get(2))).as("/v0/status of the removed node after the members resumed")
                 .isNotEqualTo(200);
     }
 
-    private int status(URI node) {
-        try {
-            return http.send(HttpRequest.newBuilder(node.resolve("/v0/status")).timeout(Duration.ofSeconds(5))
-                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
-        } catch (IOException e) {
-            return -1;
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            return -1;
-        }
-    }
 
-    private static void signal(String signal, List<Long> pids) throws IOException, InterruptedException {
-        List<String> command = new ArrayList<>(List.of("kill", signal));
-        pids.forEach(pid -> command.add(Long.toString(pid)));
-        assertThat(new ProcessBuilder(command).start().waitFor()).isZero();
-    }
 }

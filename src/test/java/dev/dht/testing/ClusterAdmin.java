@@ -53,6 +53,19 @@ public final class ClusterAdmin {
         return JSON.readTree(response.body());
     }
 
+    /** {@code GET /v0/status} of {@code node}, or -1 if it does not answer within 5 s. */
+    public int status(URI node) {
+        try {
+            return HTTP.send(HttpRequest.newBuilder(node.resolve("/v0/status")).timeout(Duration.ofSeconds(5))
+                    .GET().build(), HttpResponse.BodyHandlers.discarding()).statusCode();
+        } catch (IOException e) {
+            return -1;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return -1;
+        }
+    }
+
     /** Waits until {@code node}'s view has {@code members} members and no change in progress; returns that view. */
     public JsonNode awaitMembers(URI node, int members, Duration timeout) {
         return await().atMost(timeout).pollInterval(Duration.ofMillis(250)).ignoreExceptions().until(() -> view(node),
