@@ -121,11 +121,7 @@ class MembershipFailoverIT {
             int members = view(cluster, holder).get("members").size();
             cluster.serverFaults(holder).clear();
             removeDead(cluster, holder, leader);
-            await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                JsonNode view = view(cluster, holder);
-                assertThat(view.get("change").isNull()).as("%s", view).isTrue();
-                assertThat(view.get("members")).hasSize(members - 1);
-            });
+            awaitSettled(cluster, holder, members - 1);
             readAll(cluster, holder, members - 1 >= 3 ? "2/3" : "2/2");
         }
     }
@@ -190,11 +186,7 @@ class MembershipFailoverIT {
             });
             releaseStreams(cluster);
             removeDead(cluster, 1, 0);
-            await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                JsonNode view = view(cluster, 1);
-                assertThat(view.get("change").isNull()).as("%s", view).isTrue();
-                assertThat(view.get("members")).hasSize(2);
-            });
+            awaitSettled(cluster, 1, 2);
             readAll(cluster, 1, "2/2");
         }
     }
@@ -286,6 +278,15 @@ class MembershipFailoverIT {
         }
     }
 
+    /** Waits until {@code through}'s view has no change in progress and {@code members} members. */
+    private static void awaitSettled(InProcessCluster cluster, int through, int members) {
+        await().atMost(CHANGE_TIME).untilAsserted(() -> {
+            JsonNode view = view(cluster, through);
+            assertThat(view.get("change").isNull()).as("%s", view).isTrue();
+            assertThat(view.get("members")).hasSize(members);
+        });
+    }
+
     /** The index of the node whose view log leads now, or -1. */
     private static int logLeader(InProcessCluster cluster) {
         for (int i = 0; i < cluster.size(); i++) {
@@ -373,11 +374,7 @@ class MembershipFailoverIT {
             write(cluster);
             cluster.stop(0);
             removeDead(cluster, 2, 0);
-            await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                JsonNode view = view(cluster, 1);
-                assertThat(view.get("change").isNull()).as("%s", view).isTrue();
-                assertThat(view.get("members")).hasSize(2);
-            });
+            awaitSettled(cluster, 1, 2);
             readAll(cluster, 1, "2/2");
         }
     }
@@ -414,21 +411,13 @@ class MembershipFailoverIT {
             for (int dead = 2; dead >= 1; dead--) {
                 int members = 1 + dead;
                 removeDead(cluster, 0, dead);
-                await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                    JsonNode view = view(cluster, 0);
-                    assertThat(view.get("change").isNull()).as("%s", view).isTrue();
-                    assertThat(view.get("members")).hasSize(members - 1);
-                });
+                awaitSettled(cluster, 0, members - 1);
             }
             assertThat(view(cluster, 0).get("lost")).isEmpty();
             for (int joined = 2; joined <= 3; joined++) {
                 int members = joined;
                 cluster.add(Map.of());
-                await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                    JsonNode view = view(cluster, 0);
-                    assertThat(view.get("change").isNull()).as("%s", view).isTrue();
-                    assertThat(view.get("members")).hasSize(members);
-                });
+                awaitSettled(cluster, 0, members);
             }
             readAll(cluster, 3, "2/3");
             readAll(cluster, 4, "2/3");
@@ -469,11 +458,7 @@ class MembershipFailoverIT {
             for (int dead = 2; dead >= 1; dead--) {
                 int members = 2 + dead;
                 removeDead(cluster, 0, dead);
-                await().atMost(CHANGE_TIME).untilAsserted(() -> {
-                    JsonNode view = view(cluster, 3);
-                    assertThat(view.get("change").isNull()).as("%s", view).isTrue();
-                    assertThat(view.get("members")).hasSize(members - 1);
-                });
+                awaitSettled(cluster, 3, members - 1);
             }
             readAll(cluster, 3, "2/2");
         }
