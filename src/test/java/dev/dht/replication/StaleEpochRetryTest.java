@@ -22,6 +22,8 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 import reactor.core.publisher.Flux;
@@ -123,12 +125,16 @@ class StaleEpochRetryTest {
     }
 
     @Test
-    void aWriteRefusedAsStaleLandsOnlyOnTheReplicasOfTheNewerView() {
+    void aWriteRefusedAsStaleLandsOnlyOnTheReplicasOfTheNewerView() throws InterruptedException {
         String id = key(true);
+        stores.get(NODES.get(1)).writesDelayed(Duration.ofMillis(200)); // b slow: the answer comes before its copy
+        CountDownLatch settled = new CountDownLatch(1);
 
-        coordinator.write(new WriteRequest(id, "v".getBytes(StandardCharsets.UTF_8), TWO_OF_THREE, null))
-                .block(Duration.ofSeconds(10));
+        coordinator.write(new WriteRequest(id, "v".getBytes(StandardCharsets.UTF_8), TWO_OF_THREE, null),
+                settled::countDown).block(Duration.ofSeconds(10));
 
+        // the answer comes with the first 2 acks; the third replica's copy may land just after it
+        assertThat(settled.await(10, TimeUnit.SECONDS)).as("every replica call of the write ended").isTrue();
         assertThat(stores.get(X).read(id).block()).as("no copy on x, which is no replica").isEmpty();
         for (URI node : NODES) {
             assertThat(stores.get(node).read(id).block()).as("%s", node).isPresent();
