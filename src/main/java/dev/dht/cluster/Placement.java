@@ -24,6 +24,8 @@ public final class Placement {
     private final ShardRouter router;
     private final Map<URI, MemberState> states;
     private final int size;
+    /** Members of the larger replica set: all but the joiners or all but the leavers. */
+    private final int largerSet;
 
     /** The placement of {@code view}'s members, none of them this process (for tests and tools). */
     public Placement(ClusterView view) {
@@ -39,6 +41,8 @@ public final class Placement {
         this.router = new ShardRouter(members);
         this.states = view.members().stream().collect(Collectors.toMap(Member::node, Member::state));
         this.size = (int) Math.min(view.members().size() - view.count(MemberState.JOINING),
+                view.members().size() - view.count(MemberState.LEAVING));
+        this.largerSet = (int) Math.max(view.members().size() - view.count(MemberState.JOINING),
                 view.members().size() - view.count(MemberState.LEAVING));
     }
 
@@ -66,12 +70,16 @@ public final class Placement {
     }
 
     /**
-     * The replica count a record written with {@code from} is placed with: {@code from}, or {@link #size()} (at
-     * least 1) if {@code from} is 0 (unknown: a record of format 0) or above it (a cluster that shrank). Repair,
-     * streaming, cleanup and hint replay place records by it.
+     * The replica count a record written with {@code from} is placed with: {@code from}, or the members of the larger
+     * of the two sets (at least 1) if {@code from} is 0 (unknown: a record of format 0) or above it (a cluster that
+     * shrank, or that grows from below its replication factor). Pass it to {@link #oldReplicasAtMost} and
+     * {@link #newReplicasAtMost}, which cap it at each set's members: a join of a second member to one gives a record
+     * of {@code from} 3 one old replica and two new ones. Capping it at the smaller set ({@link #size()}) gave such a
+     * joiner only the keys it comes first for. Repair, streaming, cleanup, the epoch fence and hint replay place
+     * records by it.
      */
     public int placedFrom(int from) {
-        int members = Math.max(1, size);
+        int members = Math.max(1, largerSet);
         return from == 0 || from > members ? members : from;
     }
 

@@ -68,6 +68,26 @@ class PlacementTest {
         assertThat(placement.newReplicas(key(1), 4)).hasSize(4);
     }
 
+    /**
+     * A cluster below its replication factor that grows: one member, then two. A record written with from 3 has one
+     * old replica (the one member) and two new ones, so the joiner gains every key; each set holds as many replicas
+     * as it has members up to from. Capping from at the smaller set (1) gave the joiner only the keys it comes first
+     * for, about half, and the keys it missed stayed on one node after the change (a 2/3 read then answered 404).
+     */
+    @Test
+    void aJoinerOfAClusterBelowItsReplicationFactorGainsEveryKey() {
+        Placement growing = new Placement(ClusterView.initial(NODES.subList(0, 1), 3).withJoining(NODES.get(1)));
+        Placement toThree = new Placement(ClusterView.initial(NODES.subList(0, 2), 3).withJoining(C));
+        for (byte[] key : keys(200)) {
+            int from = growing.placedFrom(3);
+            assertThat(urls(growing.oldReplicasAtMost(key, from))).containsExactly(NODES.get(0));
+            assertThat(urls(growing.newReplicasAtMost(key, from))).containsExactlyInAnyOrder(NODES.get(0), NODES.get(1));
+            assertThat(growing.replicates(NODES.get(1), key, 3)).isTrue();
+            assertThat(urls(toThree.newReplicasAtMost(key, toThree.placedFrom(3)))).hasSize(3).contains(C);
+        }
+        assertThat(growing.size()).as("the largest from both sets hold, for client requests").isEqualTo(1);
+    }
+
     /** A and B normal, C (third) and D (fourth) in the given states (at most one of them not NORMAL). */
     private static ClusterView view(MemberState c, MemberState d) {
         ClusterView normal = ClusterView.initial(NODES, 3);
