@@ -4,6 +4,8 @@ import dev.dht.backup.format.BackupFileFormat;
 import dev.dht.backup.format.BackupFileWriter;
 import dev.dht.backup.format.BackupManifest.MemberPart;
 import dev.dht.backup.location.BackupLocation;
+import dev.dht.failure.OverloadReason;
+import dev.dht.failure.OverloadedException;
 import dev.dht.metrics.BackupMetrics;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.pacing.Pacer;
@@ -36,8 +38,13 @@ import reactor.core.scheduler.Scheduler;
  * format and two batches of at most {@link #BATCH_RECORDS} records or {@link #BATCH_BYTES} bytes (or one larger
  * record), the one written and the one read ahead. One part runs at a time on a node: a second one fails with
  * {@link BackupRefusedException}.
+ *
+ * <p>Stopping the node ({@link #close}) cuts a running part at its next record: the part fails with an
+ * {@link OverloadedException} ({@link OverloadReason#SHUTTING_DOWN}, a 503 to the coordinator, which tries the part
+ * again once the node is back), its open file is abandoned. Without the cut, a part already read into memory kept
+ * writing files after the node stopped serving.
  */
-public final class MemberBackup {
+public final class MemberBackup implements AutoCloseable {
     private static final Logger LOG = LoggerFactory.getLogger(MemberBackup.class);
     /** Records a storage task reads for the scan at most. */
     static final int BATCH_RECORDS = 256;
@@ -54,6 +61,7 @@ public final class MemberBackup {
     private final Scheduler scheduler;
     private final BackupMetrics metrics;
     private final Map<String, AtomicLong> running = new ConcurrentHashMap<>();
+    private volatile boolean closed;
 
     /**
      * @param self           this node's URL (names its files)
@@ -94,6 +102,9 @@ public final class MemberBackup {
 
     private MemberPart write(String id, long since) throws IOException {
         AtomicLong records = new AtomicLong();
+        if (closed) {
+            throw new OverloadedException(OverloadReason.SHUTTING_DOWN, "no backup part: " + self + " is shutting down");
+        }
         synchronized (running) {
             if (!running.isEmpty()) {
                 throw new BackupRefusedException("a backup part already runs on " + self + ": " + running.keySet());
@@ -128,6 +139,10 @@ public final class MemberBackup {
                 .toStream(1)
                 .flatMap(List::stream)) {
             for (var iterator = snapshot.iterator(); iterator.hasNext(); ) {
+                if (closed) {
+                    throw new OverloadedException(OverloadReason.SHUTTING_DOWN,
+                            "backup part cut: " + self + " is shutting down");
+                }
                 KeyedRecord entry = iterator.next();
                 if (writer == null) {
                     String name = String.format("%s-%04d%s", prefix, files.size(), BackupFileFormat.EXTENSION);
@@ -163,6 +178,16 @@ public final class MemberBackup {
         long total = files.stream().mapToLong(BackupFileWriter.FileSummary::records).sum();
         long bytes = files.stream().mapToLong(BackupFileWriter.FileSummary::bytes).sum();
         return new MemberPart(self.toString(), total, bytes, files);
+    }
+
+    /**
+     * Cuts the part running here, if any, at its next record (within one record's pacing wait) and refuses new ones
+     * the same way; called when the node begins to stop (its lifecycle's first phase, while the web server still answers) and again
+     * on its destruction. Never blocks.
+     */
+    @Override
+    public void close() {
+        closed = true;
     }
 
     /** The stem of a member's file names: its host and port, e.g. {@code node-1.dht_8080}. */

@@ -77,6 +77,16 @@ public class BackupConfiguration {
     }
 
     /**
+     * A part running here is cut as soon as the node begins to stop, while it still answers: the coordinator gets
+     * a 503 and tries the part again once the node is back, instead of taking a part that kept writing through a
+     * shutdown (see {@link MemberBackup#close}).
+     */
+    @Bean
+    ServingLifecycle backupLifecycle(MemberBackup memberBackup) {
+        return new ServingLifecycle(() -> { }, memberBackup::close);
+    }
+
+    /**
      * The catalog; on start, in the background, {@code dht.backup.last.success.time} is set from the newest
      * completed backup at the location, so a restarted node does not report "never".
      */

@@ -46,10 +46,7 @@ class BackupLifecycleTest {
                 "dht.backup.location", "file:" + backups(), "dht.backup.rate", "1KB",
                 "dht.backup.retry-window", "120s", "dht.backup.keep", "1",
                 // backup threads at nice 0: on a machine saturated by others, nice 19 ones answer in minutes
-                "dht.backup.nice", "0", "dht.replica-timeout", "10s", "dht.repair.interval", "0",
-                // a stopped member cuts its part at once: a graceful stop (up to 2 s) let a part finish on a busy
-                // machine, where the test found the part only late
-                "server.shutdown", "immediate"));
+                "dht.backup.nice", "0", "dht.replica-timeout", "10s", "dht.repair.interval", "0"));
         ConcurrentRequests.inParallel(KEYS, 8, i -> Backups.writeKey(cluster.client(i % 3), i));
     }
 
