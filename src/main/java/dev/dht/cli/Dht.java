@@ -29,7 +29,7 @@ public final class Dht {
     public static final int EXIT_UNREACHABLE = 1;
     /** The node refused (400, 403, 404, 409: the reason on stderr), or the arguments are wrong. */
     public static final int EXIT_REFUSED = 2;
-    /** What was started ended badly: a change rolled back, a backup or repair failed. */
+    /** What was started ended badly: a change rolled back; a backup, repair, restore or verify failed. */
     public static final int EXIT_FAILED = 3;
     /** The exit statuses as every command's help lists them (restore and verify say theirs in their description). */
     private static final Map<String, String> EXIT_CODES = exitCodes();

@@ -39,8 +39,10 @@ final class RestoreCommands {
     @Command(name = "restore", mixinStandardHelpOptions = true,
             description = {"Restores a backup into a running cluster.", "Reads it end to end first (a corrupt backup "
                 + "writes nothing), then writes every record to a majority of its replicas, paced, with a checkpoint "
-                + "to resume from. Exit 0 restored, 1 failed (the file and block, or the replicas, on stderr), 2 bad "
-                + "arguments."})
+                + "to resume from. Exit 0 restored; 1 no node of the target answered, or the backup location did not "
+                + "read; 2 bad arguments, or refused while a membership change runs; 3 failed: the backup is corrupt "
+                + "(the file and block on stderr), missing or not done, or a record's replicas did not acknowledge "
+                + "it (the replicas on stderr)."})
     static final class Restore implements Callable<Integer> {
         private final CliContext context;
         @Mixin
@@ -80,7 +82,8 @@ final class RestoreCommands {
     /** {@code dht verify --from LOCATION --backup ID}. */
     @Command(name = "verify", mixinStandardHelpOptions = true,
             description = {"Checks a backup without writing.", "Reads it end to end and checks every checksum. Exit "
-                + "0 verified, 1 corrupt or unreadable (the file and block on stderr), 2 bad arguments."})
+                + "0 verified; 1 the backup location did not read; 2 bad arguments; 3 failed: a file is corrupt or "
+                + "truncated (the file and block on stderr), or the backup is missing or not done."})
     static final class Verify implements Callable<Integer> {
         private final CliContext context;
         @Mixin

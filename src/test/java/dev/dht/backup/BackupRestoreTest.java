@@ -176,7 +176,7 @@ class BackupRestoreTest {
         assertThat(allowed.get("missing").get(0).asText()).isEqualTo(down.toString());
         RestoreRun refused = Backups.restore("--from", "file:" + backups(), "--backup", failed.get("id").asText(),
                 "--verify");
-        assertThat(refused.status()).isEqualTo(1);
+        assertThat(refused.status()).isEqualTo(3);
         assertThat(refused.err()).contains("is failed");
 
         // two of three missing: a write acknowledged by 2 of its 3 replicas may be on those two alone
@@ -207,15 +207,15 @@ class BackupRestoreTest {
                 "--into", target.url(0).toString(), "--checkpoint", root.resolve("cut.checkpoint").toString());
 
         String name = id + "/" + file.getFileName();
-        assertThat(verifyFlipped.status()).isEqualTo(1);
+        assertThat(verifyFlipped.status()).isEqualTo(3);
         assertThat(verifyFlipped.err()).contains(name + " block 0: checksum mismatch");
-        assertThat(restoreFlipped.status()).isEqualTo(1);
+        assertThat(restoreFlipped.status()).isEqualTo(3);
         assertThat(restoreFlipped.err()).contains(name + " block 0");
         assertThat(afterFlipped.statusCode()).isEqualTo(200);
         assertThat(afterFlipped.body()).as("records the refused restore wrote").isEmpty();
-        assertThat(verifyTruncated.status()).isEqualTo(1);
+        assertThat(verifyTruncated.status()).isEqualTo(3);
         assertThat(verifyTruncated.err()).contains(name).contains("truncated");
-        assertThat(restoreTruncated.status()).isEqualTo(1);
+        assertThat(restoreTruncated.status()).isEqualTo(3);
         assertThat(restoreTruncated.err()).contains(name).contains("truncated");
     }
 
@@ -261,7 +261,7 @@ class BackupRestoreTest {
         RestoreRun second = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into",
                 target.url(0).toString(), "--checkpoint", checkpoint.toString());
 
-        assertThat(first.status()).as("cut off: %s", first.out()).isEqualTo(1);
+        assertThat(first.status()).as("cut off: %s", first.out()).isEqualTo(3);
         assertThat(first.err()).contains("replicas acknowledged");
         assertThat(second.status()).as("%s %s", second.out(), second.err()).isZero();
         assertThat(second.out()).contains("resuming backup " + id);

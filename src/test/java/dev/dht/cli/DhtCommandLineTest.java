@@ -14,6 +14,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
 import org.junit.jupiter.api.Test;
@@ -181,6 +182,34 @@ class DhtCommandLineTest {
         for (int i = 0; i < 3; i++) {
             assertThat(run.out()).contains("repairing " + CLUSTER.url(i));
         }
+    }
+
+    @Test
+    @Order(9)
+    void verifyAndRestoreOfABackupWithAFlippedByteExit3NamingFileAndBlock() throws IOException {
+        CLUSTER.client(0).put("dht-cli-corrupt-key", "value", "3/3");
+        Run start = dht("backup", "start", "--wait");
+        assertThat(start.status()).as(start.err()).isZero();
+        String[] lines = start.out().strip().split("\n");
+        String id = lines[lines.length - 1];
+        Path file;
+        try (Stream<Path> files = Files.list(BACKUPS.resolve(id))) {
+            file = files.filter(path -> path.toString().endsWith(".dhtb")).sorted().findFirst().orElseThrow();
+        }
+        byte[] flipped = Files.readAllBytes(file);
+        flipped[40] ^= 0x10;
+        Files.write(file, flipped);
+
+        Run verify = dht(Map.of(), "verify", "--from", "file:" + BACKUPS, "--backup", id);
+        Run restore = dht("restore", "--from", "file:" + BACKUPS, "--backup", id,
+                "--checkpoint", BACKUPS.resolve("flipped.checkpoint").toString());
+
+        String name = id + "/" + file.getFileName();
+        assertThat(verify.status()).as(verify.err()).isEqualTo(3);
+        assertThat(verify.err()).contains(name + " block 0: checksum mismatch");
+        assertThat(restore.status()).as(restore.err()).isEqualTo(3);
+        assertThat(restore.err()).contains(name + " block 0");
+        assertThat(dht("backup", "delete", id).status()).isZero();
     }
 
     @Test

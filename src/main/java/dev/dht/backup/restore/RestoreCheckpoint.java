@@ -39,7 +39,8 @@ final class RestoreCheckpoint {
     /**
      * The checkpoint in {@code file} of backup {@code backupId}, or a fresh one if there is none.
      *
-     * @throws RestoreException if the file belongs to another backup or does not read
+     * @throws RestoreException if the file belongs to another backup ({@link RestoreException.Kind#REFUSED}) or does
+     *                          not read
      */
     static RestoreCheckpoint open(Path file, String backupId) {
         if (!Files.exists(file)) {
@@ -52,8 +53,8 @@ final class RestoreCheckpoint {
             throw new RestoreException("cannot read the checkpoint " + file + ": " + e.getMessage());
         }
         if (!backupId.equals(properties.getProperty("backup"))) {
-            throw new RestoreException("the checkpoint " + file + " is of backup " + properties.getProperty("backup")
-                    + ", not " + backupId + ": delete it or name another with --checkpoint");
+            throw new RestoreException(RestoreException.Kind.REFUSED, "the checkpoint " + file + " is of backup "
+                    + properties.getProperty("backup") + ", not " + backupId + ": delete it or name another with --checkpoint");
         }
         String key = properties.getProperty("lastKey", "");
         return new RestoreCheckpoint(file, backupId, key.isEmpty() ? null : Base64.getDecoder().decode(key),

@@ -15,11 +15,22 @@ import java.util.List;
  * {@code dht restore} and {@code dht verify} (the command line, {@code dev.dht.cli}, parses their options): restores a
  * backup into a running cluster (after reading it end to end once to check it, so that a corrupt backup writes
  * nothing), or verifies it: reads it end to end and checks every checksum without writing.
- * Exit status: 0 when every record was acknowledged by a majority of its replicas (or the backup verified), 1 when
- * the restore or verification failed (the message names the file and block, or the replicas), 2 for bad usage.
+ * Exit status, as the command line's ({@code dev.dht.cli.Dht}): 0 when every record was acknowledged by a majority of
+ * its replicas (or the backup verified); 1 when no node of the target answered, or the backup location could not be
+ * read; 2 for bad usage or a restore the target refuses now (a membership change runs there); 3 when the restore or
+ * verification failed: a corrupt or truncated file (the message names the file and block), a backup missing or not
+ * {@code done}, a record a majority of its replicas did not acknowledge (the message names the replicas).
  * Blocking: runs on the calling thread.
  */
 public final class RestoreCommand {
+    /** Restored, or verified. */
+    public static final int EXIT_OK = 0;
+    /** No node of the target answered, or the backup location could not be read. */
+    public static final int EXIT_UNREACHABLE = 1;
+    /** Bad usage, or the target refuses a restore now. */
+    public static final int EXIT_REFUSED = 2;
+    /** The restore or verification failed: a corrupt backup, or records a majority did not acknowledge. */
+    public static final int EXIT_FAILED = 3;
 
     /**
      * What to restore, and where.
@@ -59,15 +70,15 @@ public final class RestoreCommand {
             if (verify) {
                 long records = restore.verify();
                 out.println("backup " + backup + " verified: " + records + " records, every checksum matches");
-                return 0;
+                return EXIT_OK;
             }
             if (secret == null || secret.isBlank()) {
                 err.println("restore: the target's cluster secret is needed: set DHT_CLUSTER_SECRET or --secret-file");
-                return 2;
+                return EXIT_REFUSED;
             }
             if (!(request.rate() >= 1)) {
                 err.println("restore: --rate must be at least 1 record per second");
-                return 2;
+                return EXIT_REFUSED;
             }
             Path checkpointFile = request.checkpoint() != null ? request.checkpoint() : defaultCheckpoint(backup);
             TargetCluster target = TargetCluster.connect(http, secret, request.into());
@@ -77,14 +88,27 @@ public final class RestoreCommand {
                     + target.placement().members() + " (checkpoint " + checkpointFile + ")");
             restore.run(target, checkpoint, request.rate(), System.currentTimeMillis());
             checkpoint.delete();
-            return 0;
-        } catch (BackupCorruptException | RestoreException | UncheckedIOException | IllegalArgumentException e) {
+            return EXIT_OK;
+        } catch (BackupCorruptException e) {
             err.println("restore: " + e.getMessage());
-            return 1;
+            return EXIT_FAILED;
+        } catch (RestoreException e) {
+            err.println("restore: " + e.getMessage());
+            return switch (e.kind()) {
+                case FAILED -> EXIT_FAILED;
+                case UNREACHABLE -> EXIT_UNREACHABLE;
+                case REFUSED -> EXIT_REFUSED;
+            };
+        } catch (UncheckedIOException e) {
+            err.println("restore: " + e.getMessage());
+            return EXIT_UNREACHABLE;
+        } catch (IllegalArgumentException e) {
+            err.println("restore: " + e.getMessage());
+            return EXIT_REFUSED;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             err.println("restore: interrupted");
-            return 1;
+            return EXIT_UNREACHABLE;
         }
     }
 

@@ -59,8 +59,8 @@ final class TargetCluster {
      * where the actuator has a management port of its own); a node named by its management port answers that 404,
      * and {@code GET /actuator/cluster} there instead.
      *
-     * @throws RestoreException if none answers (403: the secret is not the cluster's), or a membership change is in
-     *                          progress there
+     * @throws RestoreException if none answers ({@link RestoreException.Kind#UNREACHABLE}; 403: the secret is not the
+     *                          cluster's), or a membership change is in progress there ({@link RestoreException.Kind#REFUSED})
      */
     static TargetCluster connect(HttpClient http, String secret, List<URI> nodes) throws InterruptedException {
         List<String> failures = new ArrayList<>();
@@ -88,14 +88,14 @@ final class TargetCluster {
                 failures.add(node + ": " + e);
             }
         }
-        throw new RestoreException("cannot read the target cluster's view (GET " + InternalProtocol.VIEW_PATH
-                + " or /actuator/cluster): " + failures);
+        throw new RestoreException(RestoreException.Kind.UNREACHABLE, "cannot read the target cluster's view (GET "
+                + InternalProtocol.VIEW_PATH + " or /actuator/cluster): " + failures);
     }
 
     private static ClusterView checked(URI node, ClusterView view) {
         if (view.change() != null) {
-            throw new RestoreException("the target cluster is changing its membership (" + node + " says "
-                    + view.change() + "): restore once it completed");
+            throw new RestoreException(RestoreException.Kind.REFUSED, "the target cluster is changing its membership ("
+                    + node + " says " + view.change() + "): restore once it completed");
         }
         return view;
     }
@@ -104,8 +104,9 @@ final class TargetCluster {
     private static ClusterView fromJson(String body) {
         JsonNode view = JSON.readTree(body);
         if (!view.path("change").isNull() && !view.path("change").isMissingNode()) {
-            throw new RestoreException("the target cluster is changing its membership (change " + view.get("change")
-                    + "): restore once it completed");
+            throw new RestoreException(RestoreException.Kind.REFUSED,
+                    "the target cluster is changing its membership (change " + view.get("change")
+                            + "): restore once it completed");
         }
         List<Member> members = new ArrayList<>();
         for (JsonNode member : view.get("members")) {
