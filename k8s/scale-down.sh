@@ -5,9 +5,10 @@
 #
 #   k8s/scale-down.sh [-n NAMESPACE] TARGET_REPLICAS
 #
-# Needs kubectl (with access to the namespace) and curl on this machine: the image need not have curl, the
-# actuator is reached through `kubectl port-forward` to each pod's management port 8081. The cluster secret
-# is read from the Secret dht-cluster-secret (key `secret`) and sent to curl on stdin, never as an argument.
+# Needs kubectl (with access to the namespace, and to exec in its pods) on this machine: each step runs the
+# `dht` command line of the image in a pod (`kubectl exec POD -- dht ...`), which asks that pod's actuator
+# (DHT_HOST, its management port 8081) with that pod's cluster secret (DHT_CLUSTER_SECRET, from the Secret
+# dht-cluster-secret): the secret never leaves the pods, nor is it on a command line.
 # Resumable: run it again after an interruption; a pod already leaving or gone is not asked again.
 #
 # Environment: LEAVE_TIMEOUT (s, default 3600) how long one node may take to stream out and leave;
@@ -17,10 +18,7 @@ set -euo pipefail
 
 readonly STS=dht                       # statefulset.yaml
 readonly CLAIM_TEMPLATE=data           # its volumeClaimTemplate: the claim of pod dht-N is data-dht-N
-readonly SECRET_NAME=dht-cluster-secret
-readonly SECRET_KEY=secret
 readonly API_PORT=8080                 # DHT_SELF = http://$(POD_NAME).<serviceName>:8080
-readonly MANAGEMENT_PORT=8081          # the actuator
 LEAVE_TIMEOUT=${LEAVE_TIMEOUT:-3600}
 REFUSED_TIMEOUT=${REFUSED_TIMEOUT:-600}
 POD_TIMEOUT=${POD_TIMEOUT:-180}
@@ -47,7 +45,6 @@ die() { log "error: $*"; exit 1; }
 k() { "${KUBECTL[@]}" "$@"; }
 
 command -v kubectl >/dev/null || die "kubectl is not on the PATH"
-command -v curl >/dev/null || die "curl is not on the PATH (the image has none either: it is run here, through port-forward)"
 
 if (( TARGET < 1 )); then
     die "refusing to go below 1 node: the last member has nobody to stream its records to, so it cannot decommission.
@@ -62,63 +59,23 @@ if (( TARGET >= CURRENT )); then
     exit 0
 fi
 
-SECRET=$(k get secret "$SECRET_NAME" -o jsonpath="{.data.$SECRET_KEY}" | base64 -d) \
-    || die "cannot read the cluster secret from Secret $SECRET_NAME (key $SECRET_KEY)"
-[[ -n $SECRET ]] || die "Secret $SECRET_NAME holds an empty $SECRET_KEY"
-
 node_url() { echo "http://$STS-$1.$SERVICE:$API_PORT"; }
 
-# --- port-forward ------------------------------------------------------------------------------------------
-FORWARD_PID=
-FORWARD_LOG=$(mktemp)
-cleanup() {
-    stop_forward
-    rm -f "$FORWARD_LOG"
-}
-stop_forward() {
-    if [[ -n $FORWARD_PID ]]; then
-        kill "$FORWARD_PID" 2>/dev/null || true
-        wait "$FORWARD_PID" 2>/dev/null || true
-        FORWARD_PID=
-    fi
-}
-trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-# Sets PORT to a local port forwarded to POD's management port (one forward at a time).
-forward() {
-    local pod=$1 i
-    stop_forward
-    : >"$FORWARD_LOG"
-    "${KUBECTL[@]}" port-forward "pod/$pod" ":$MANAGEMENT_PORT" >"$FORWARD_LOG" 2>&1 &
-    FORWARD_PID=$!
-    for (( i = 0; i < 100; i++ )); do
-        PORT=$(sed -n 's/^Forwarding from 127\.0\.0\.1:\([0-9]*\) .*/\1/p' "$FORWARD_LOG" | head -n 1)
-        [[ -n $PORT ]] && return 0
-        kill -0 "$FORWARD_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    log "port-forward to $pod failed: $(cat "$FORWARD_LOG")"
-    stop_forward
-    return 1
-}
-
-# GET /actuator/cluster of POD on stdout.
+# `dht status --output json` of POD on stdout (GET /actuator/cluster/status: the view, the change in progress),
+# on one line, for the greps below.
 cluster_view() {
-    forward "$1" || return 1
-    curl -sS --fail --max-time 10 "http://127.0.0.1:$PORT/actuator/cluster"
+    local view
+    view=$("${KUBECTL[@]}" exec "$1" -- dht status --output json) || return 1
+    tr -s '[:space:]' ' ' <<<"$view"
 }
 
-# POST /actuator/cluster/decommission to POD; sets STATUS and BODY.
+# `dht decommission` in POD (POST /actuator/cluster/decommission to its own actuator); sets EXIT (the command's
+# exit status: 0 started, 2 refused, else cannot reach) and BODY (what it printed).
 post_decommission() {
-    local out
-    forward "$1" || { STATUS=000; BODY="no port-forward"; return 0; }
-    out=$(mktemp)
-    STATUS=$(printf 'X-Dht-Cluster-Secret: %s\n' "$SECRET" \
-        | curl -sS --max-time 60 -o "$out" -w '%{http_code}' -X POST -H @- \
-            "http://127.0.0.1:$PORT/actuator/cluster/decommission") || STATUS=000
-    BODY=$(cat "$out")
-    rm -f "$out"
+    EXIT=0
+    BODY=$("${KUBECTL[@]}" exec "$1" -- dht decommission 2>&1) || EXIT=$?
 }
 
 # True if the view JSON on stdin names URL (as a member, or as the node of the change in progress).
@@ -130,7 +87,7 @@ for (( ordinal = CURRENT - 1; ordinal >= TARGET; ordinal-- )); do
     url=$(node_url "$ordinal")
     log "== $pod ($url): decommission, then scale $STS to $ordinal"
 
-    view=$(cluster_view "$STS-0") || die "cannot read GET /actuator/cluster on $STS-0"
+    view=$(cluster_view "$STS-0") || die "cannot read the cluster view (dht status) on $STS-0"
     if ! names "$url" <<<"$view"; then
         log "$pod is no member of the cluster view on $STS-0 (it left before): skipping to the scale-down"
     elif grep -Eq "\"change\"[[:space:]]*:[[:space:]]*\\{[[:space:]]*\"kind\"[[:space:]]*:[[:space:]]*\"decommission\"[^}]*\"node\"[[:space:]]*:[[:space:]]*\"${url//./\\.}\"" <<<"$view"; then
@@ -139,13 +96,13 @@ for (( ordinal = CURRENT - 1; ordinal >= TARGET; ordinal-- )); do
         deadline=$(( SECONDS + REFUSED_TIMEOUT ))
         while :; do
             post_decommission "$pod"
-            case $STATUS in
-                202) log "$pod decommissioning (202): it streams its records out, then leaves"; break ;;
-                409) log "refused (409): $BODY" ;;
-                403) die "403 from $pod: the Secret $SECRET_NAME does not hold the nodes' cluster secret" ;;
-                *)   log "unexpected answer $STATUS from $pod: $BODY" ;;
+            case $EXIT in
+                0) log "$pod decommissioning: it streams its records out, then leaves ($BODY)"; break ;;
+                2) [[ $BODY != *"403 Forbidden"* ]] || die "403 from $pod: its DHT_CLUSTER_SECRET is not the nodes' cluster secret ($BODY)"
+                   log "refused: $BODY" ;;
+                *) log "unexpected answer from $pod (exit $EXIT): $BODY" ;;
             esac
-            (( SECONDS < deadline )) || die "$pod did not start its decommission within ${REFUSED_TIMEOUT}s (last: $STATUS $BODY).
+            (( SECONDS < deadline )) || die "$pod did not start its decommission within ${REFUSED_TIMEOUT}s (last: exit $EXIT $BODY).
     Nothing was changed for it; fix the cause (every member up, no cleanup pending, no other change) and rerun."
             sleep 5
         done
@@ -166,11 +123,10 @@ for (( ordinal = CURRENT - 1; ordinal >= TARGET; ordinal-- )); do
             log "cannot read the view on $STS-0 now; retrying"
         fi
         (( SECONDS < deadline )) || die "$pod still in the cluster view after ${LEAVE_TIMEOUT}s. The decommission goes on
-    by itself (watch GET /actuator/cluster on $STS-0; POST /actuator/cluster/abort undoes it before the read switch).
+    by itself (watch kubectl exec $STS-0 -- dht status; kubectl exec $STS-0 -- dht abort undoes it before the read switch).
     Rerun this script to continue; the StatefulSet was not scaled for $pod."
         sleep 5
     done
-    stop_forward
 
     log "scaling $STS to $ordinal replicas"
     k scale statefulset "$STS" --replicas="$ordinal"
@@ -181,4 +137,4 @@ for (( ordinal = CURRENT - 1; ordinal >= TARGET; ordinal-- )); do
 done
 
 log "done: $STS has $TARGET replicas; each node drops the records it no longer replicates in the background"
-log "(cleanupPending in GET /actuator/cluster of each pod; a next change waits for it)"
+log "(cleanupPending in kubectl exec POD -- dht status --output json; a next change waits for it)"
