@@ -56,7 +56,8 @@ import reactor.util.retry.Retry;
  * <p>A source scans its whole store in key order on its storage threads, with backpressure, and sends its part
  * ({@link #outgoing}); the gainer stores in batches and checkpoints the last key done per source and pass
  * ({@link StreamProgress}), so a gainer killed and restarted asks for the rest only. A source that fails is asked
- * again every {@link #RETRY_DELAY} until the stream completes (the change waits; an operator can abort it).
+ * again every {@link #RETRY_DELAY} until the stream completes (the change waits; an operator can abort it), or until
+ * this node stops ({@link #close}).
  *
  * <p>Paced at {@code dht.stream-rate} records (or digests) per second per source, so streaming takes a bounded share
  * of the gainer's storage threads and disk while it serves clients: each batch waits for its turn before it is
@@ -87,6 +88,7 @@ public final class RecordStreaming {
     /** The pull in progress per epoch, shared by every caller. */
     private final Map<Long, Mono<Void>> pulls = new ConcurrentHashMap<>();
     private final Supplier<Set<URI>> lost;
+    private volatile boolean closed;
 
     /**
      * @param dataDir          where the checkpoint is kept ({@code dht.data-dir})
@@ -298,9 +300,13 @@ public final class RecordStreaming {
                             .subscribeOn(Schedulers.boundedElastic());
                 })), 1)
                 .then(Mono.fromRunnable(() -> progress.finished(stream)).subscribeOn(Schedulers.boundedElastic()))
-                .doOnError(error -> log.warn("streaming {} from {} failed ({}); again in {} s from the last checkpoint",
-                        part.token(), source, error.toString(), RETRY_DELAY.toSeconds()))
-                .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY))
+                .doOnError(error -> {
+                    if (!closed) {
+                        log.warn("streaming {} from {} failed ({}); again in {} s from the last checkpoint",
+                                part.token(), source, error.toString(), RETRY_DELAY.toSeconds());
+                    }
+                })
+                .retryWhen(Retry.fixedDelay(Long.MAX_VALUE, RETRY_DELAY).filter(error -> !closed))
                 .then();
     }
 
@@ -314,6 +320,16 @@ public final class RecordStreaming {
         bytes.increment(size);
         recordsOfChange.addAndGet(batch.size());
         bytesOfChange.addAndGet(size);
+    }
+
+    /**
+     * Stops asking sources again: a pull whose source fails after this fails with that error instead of retrying
+     * every {@link #RETRY_DELAY} (a stopped node's pulls kept retrying on its closed event loops). Its checkpoint
+     * stays, so the node resumes the pull where it left off once it runs again. Called when the node stops; never
+     * blocks.
+     */
+    public void close() {
+        closed = true;
     }
 
     /** Records stored here by streaming since this node started (for the change's progress). */
