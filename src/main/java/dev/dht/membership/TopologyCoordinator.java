@@ -113,13 +113,16 @@ public final class TopologyCoordinator {
 
     /**
      * Starts the ticks: on every node, whichever leads, the log's change is observed and every member probed that
-     * has not answered for {@link #PROBE_INTERVAL}; a step runs only while this node leads the log.
+     * has not answered for {@link #PROBE_INTERVAL}, on every tick, a step in progress or not; a step runs only while
+     * this node leads the log, one at a time (the ticks that come meanwhile take none). The probes do not wait for
+     * the step: a member that answers them but holds back its answer to a step's proposal is alive, and a step that
+     * waits for it up to {@link #STEP_LIMIT} must not make it look silent for that long to the next one.
      */
     public synchronized void start() {
         viewLog.onLeadership(leader -> settled = 0);
         ticks = Flux.interval(TICK)
-                .onBackpressureDrop()
                 .doOnNext(tick -> watch(viewLog.view()))
+                .onBackpressureDrop()
                 .concatMap(tick -> viewLog.isLeader()
                         ? step().onErrorResume(error -> {
                             log.warn("membership step failed: {}", error.getMessage());
