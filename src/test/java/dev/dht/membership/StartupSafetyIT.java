@@ -151,8 +151,8 @@ class StartupSafetyIT {
         }
         assertThat(answers).as("answers to PUTs at 1/3 through the removed node while the members were frozen")
                 .isNotEmpty().doesNotContain(201);
-        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(200))
-                .until(() -> cluster.node(2).output().contains("is no member of the cluster"));
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(200)).untilAsserted(() -> assertThat(
+                cluster.node(2).output()).as("the removed node's output").contains("is no member of the cluster"));
         answers.add(new DhtClient(nodes.get(2)).put("resumed", "x", "1/3"));
         assertThat(answers).as("answers to PUTs at 1/3 through the removed node").doesNotContain(201);
         assertThat(admin.status(nodes.get(2))).as("/v0/status of the removed node after the members resumed")
