@@ -174,6 +174,18 @@ public final class Membership {
         previous.retiredAtNanos = System.nanoTime();
         retired.add(previous);
         log.info("cluster view epoch {}: {}", next.epoch(), describe(next));
+        if (previous.placement.self() != null && !next.isMember(self)) {
+            // whichever path brought the view (the view log, a peer's answer, the start-up check): said once, here
+            ClusterChange leaving = previous.placement.view().change();
+            boolean decommissioned = leaving != null && leaving.kind() == ChangeKind.DECOMMISSION
+                    && leaving.node().equals(self);
+            String line = "{} is no member of the cluster at epoch {}: it serves no client any more";
+            if (decommissioned) {
+                log.info(line, self, next.epoch());
+            } else {
+                log.warn(line, self, next.epoch());
+            }
+        }
         for (Consumer<Placement> listener : listeners) {
             try {
                 listener.accept(ticket.placement);

@@ -193,10 +193,8 @@ public final class ViewCheck {
         return true;
     }
 
+    /** Adopts {@code newest} if newer (a view without this node: {@link Membership#adopt} says so in the log). */
     private void adoptIfNewer(ClusterView newest) {
-        if (membership.adoptIfConcerned(newest) && !newest.isMember(membership.self())) {
-            log.warn("{} is no member of the cluster at epoch {}: it serves no client any more", membership.self(),
-                    newest.epoch());
-        }
+        membership.adoptIfConcerned(newest);
     }
 }
