@@ -40,10 +40,10 @@ public final class Placement {
         this.self = members.stream().filter(Node::self).findFirst().orElse(null);
         this.router = new ShardRouter(members);
         this.states = view.members().stream().collect(Collectors.toMap(Member::node, Member::state));
-        this.size = (int) Math.min(view.members().size() - view.count(MemberState.JOINING),
-                view.members().size() - view.count(MemberState.LEAVING));
-        this.largerSet = (int) Math.max(view.members().size() - view.count(MemberState.JOINING),
-                view.members().size() - view.count(MemberState.LEAVING));
+        int notJoining = (int) (view.members().size() - view.count(MemberState.JOINING));
+        int notLeaving = (int) (view.members().size() - view.count(MemberState.LEAVING));
+        this.size = Math.min(notJoining, notLeaving);
+        this.largerSet = Math.max(notJoining, notLeaving);
     }
 
     /** The view placed. */

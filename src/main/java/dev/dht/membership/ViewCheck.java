@@ -176,7 +176,7 @@ public final class ViewCheck {
             newest = newest == null || view.epoch() > newest.epoch() ? view : newest;
         }
         if (newest != null) {
-            adoptIfNewer(newest);
+            membership.adoptIfConcerned(newest); // a view without this node: Membership.adopt says so in the log
         }
         boolean memberConfirmed = answers.stream().anyMatch(view -> view.epoch() >= epoch);
         if (!logAnswer.read() && !memberConfirmed) {
@@ -193,8 +193,4 @@ public final class ViewCheck {
         return true;
     }
 
-    /** Adopts {@code newest} if newer (a view without this node: {@link Membership#adopt} says so in the log). */
-    private void adoptIfNewer(ClusterView newest) {
-        membership.adoptIfConcerned(newest);
-    }
 }
