@@ -31,7 +31,9 @@ import java.util.stream.Collectors;
  * spend minutes compiling the same framework code with C2, each on the cores the others serve from. With C1 alone a
  * node needs about 0.6 of the CPU to be ready, and a loaded cluster's JIT is done within a minute instead of ten; a
  * node's peak with C2 after a full warm-up may be higher (docs/performance.md, "Start-up and warm-up"). The
- * benchmarks in gatling/ start their nodes with both compilers.
+ * benchmarks in gatling/ start their nodes with both compilers. Where {@code ./mvnw package} left its class data
+ * sharing layout beside the jar ({@link ClassDataArchive}), the nodes start from it, with the classes a training
+ * start loaded already parsed and verified.
  *
  * <p>With {@code --tls} the nodes speak HTTPS to clients and to each other, with mutual TLS between peers: a
  * throw-away CA and one certificate per node (for {@code localhost} and {@code 127.0.0.1}) are generated into
@@ -87,6 +89,9 @@ public final class LocalCluster {
         writeSecret(secretFile.toAbsolutePath(), secret);
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         String jar = ownJar();
+        // the class data sharing layout that package writes beside the jar, when it is there and current
+        List<String> launch = ClassDataArchive.beside(Path.of(jar)).map(ClassDataArchive::javaArguments)
+                .orElse(List.of("-jar", jar));
 
         LocalCertificateAuthority authority = null;
         if (tls) {
@@ -96,8 +101,9 @@ public final class LocalCluster {
         List<Process> nodes = new ArrayList<>();
         for (int i = 0; i < count; i++) {
             int port = basePort + i;
-            List<String> command = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m", "-XX:TieredStopAtLevel=1",
-                    "-jar", jar,
+            List<String> command = new ArrayList<>(List.of(java, "-Xms512m", "-Xmx512m", "-XX:TieredStopAtLevel=1"));
+            command.addAll(launch);
+            command.addAll(List.of(
                     "--server.port=" + port,
                     "--dht.self=" + urls.get(i),
                     "--dht.nodes=" + String.join(",", urls),
