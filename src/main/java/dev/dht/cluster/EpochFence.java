@@ -21,7 +21,7 @@ import java.util.concurrent.ConcurrentSkipListMap;
  *
  * <p>Thread-safe; never blocks. {@link #adopted} runs on the adopting thread, the checks on any.
  */
-public final class EpochFence {
+public final class EpochFence implements ViewListener {
     /** Views kept to place an older call's key under the view it was placed with. */
     static final int VIEWS_KEPT = 32;
 
@@ -38,9 +38,10 @@ public final class EpochFence {
     }
 
     /**
-     * This node took {@code next} (a {@link Membership#onChange} listener): notes whether the step moved any key's
+     * This node took {@code next} (registered with {@link Membership#onChange}): notes whether the step moved any key's
      * replica sets. A step that skips epochs counts as one that did.
      */
+    @Override
     public synchronized void adopted(Placement next) {
         Placement previous = current;
         long epoch = next.view().epoch();

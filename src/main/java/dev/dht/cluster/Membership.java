@@ -10,7 +10,6 @@ import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import reactor.core.publisher.Flux;
@@ -39,7 +38,7 @@ public final class Membership {
 
     private final URI self;
     private final ClusterViewFile file;
-    private final List<Consumer<Placement>> listeners = new CopyOnWriteArrayList<>();
+    private final List<ViewListener> listeners = new CopyOnWriteArrayList<>();
     private final List<Ticket> retired = new CopyOnWriteArrayList<>();
     private volatile Ticket current;
     private volatile ViewConfirmation confirmation = ViewConfirmation.ALWAYS;
@@ -186,9 +185,9 @@ public final class Membership {
                 log.warn(line, self, next.epoch());
             }
         }
-        for (Consumer<Placement> listener : listeners) {
+        for (ViewListener listener : listeners) {
             try {
-                listener.accept(ticket.placement);
+                listener.adopted(ticket.placement);
             } catch (RuntimeException e) {
                 log.error("a cluster view listener failed at epoch {}", next.epoch(), e);
             }
@@ -221,8 +220,13 @@ public final class Membership {
         return nodes;
     }
 
-    /** Calls {@code listener} with every placement adopted from now on, on the adopting thread (it may block). */
-    public void onChange(Consumer<Placement> listener) {
+    /**
+     * Calls {@code listener} with every placement adopted from now on, on the adopting thread (it may block), after the
+     * listeners registered before it: see {@link ViewListener} for the thread, the order and its failures. The
+     * configuration registers each listener when it makes the bean the listener serves, so their order is the order
+     * in which the context makes those beans.
+     */
+    public void onChange(ViewListener listener) {
         listeners.add(listener);
     }
 

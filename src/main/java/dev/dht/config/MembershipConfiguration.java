@@ -9,6 +9,7 @@ import dev.dht.cluster.StartKind;
 import dev.dht.config.ClusterConfiguration.NodeStart;
 import dev.dht.config.TlsConfiguration.TlsSettings;
 import dev.dht.membership.ChangeProcedure;
+import dev.dht.membership.CleanupAfterChange;
 import dev.dht.membership.ClusterFounding;
 import dev.dht.membership.ClusterEndpoint;
 import dev.dht.membership.LocalNodeStats;
@@ -33,7 +34,6 @@ import dev.dht.storage.RecordCount;
 import dev.dht.storage.TombstoneCollector;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Supplier;
 import javax.net.ssl.KeyManager;
 import javax.net.ssl.TrustManager;
@@ -118,22 +118,15 @@ public class MembershipConfiguration {
     /**
      * Cleanup, paced at {@code dht.repair.scan-rate} records per second, scheduled whenever an adopted view ends a
      * change (completed or aborted) that may have left this node records it no longer replicates
-     * ({@link OwnershipCleanup#mayHoldUnreplicated}), unless {@code dht.cleanup=false}.
+     * ({@link CleanupAfterChange}), unless {@code dht.cleanup=false}.
      */
     @Bean
     OwnershipCleanup ownershipCleanup(DhtProperties properties, Membership membership, LocalStore store,
                                       ObjectProvider<PeerClient> peerClient, MeterRegistry registry) {
         OwnershipCleanup cleanup = new OwnershipCleanup(membership, peerClient::getObject, store,
                 properties.dataDir(), properties.repair().scanRate(), registry);
-        AtomicReference<ClusterView> last = new AtomicReference<>(membership.view());
-        membership.onChange(placement -> {
-            ClusterView before = last.getAndSet(placement.view());
-            if (properties.cleanup() && before.change() != null && placement.view().change() == null
-                    && placement.self() != null
-                    && OwnershipCleanup.mayHoldUnreplicated(before.change(), placement.view(), membership.self())) {
-                cleanup.schedule();
-            }
-        });
+        membership.onChange(new CleanupAfterChange(cleanup, membership.view(), membership.self(),
+                properties.cleanup()));
         return cleanup;
     }
 
@@ -202,7 +195,7 @@ public class MembershipConfiguration {
     @Bean
     EpochFence epochFence(Membership membership) {
         EpochFence fence = new EpochFence(membership.placement());
-        membership.onChange(fence::adopted);
+        membership.onChange(fence);
         return fence;
     }
 

@@ -10,6 +10,7 @@ import dev.dht.metrics.RepairMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
 import dev.dht.repair.AntiEntropyRepair;
+import dev.dht.repair.FirstViewRebuild;
 import dev.dht.repair.NodeRebuild;
 import dev.dht.repair.RepairClient;
 import dev.dht.repair.RepairEndpoint;
@@ -20,7 +21,6 @@ import dev.dht.replication.Replicas;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -86,27 +86,16 @@ public class RepairConfiguration {
     /**
      * The rebuild; on a founding member on an empty disk it is decided by its first view: none for a brand-new cluster
      * (the view is of the id it agreed on with the other founding members, who all held no view: nothing to stream),
-     * from every replica for a cluster that ran without this node's data (it took a running cluster's view). A
-     * rebuild completes without a replica only if {@code dht.rebuild.accept-missing} names it.
+     * from every replica for a cluster that ran without this node's data (it took a running cluster's view): see
+     * {@link FirstViewRebuild}. A rebuild completes without a replica only if {@code dht.rebuild.accept-missing}
+     * names it.
      */
     @Bean(destroyMethod = "stop")
     NodeRebuild nodeRebuild(AntiEntropyRepair repair, RebuildGate gate, Membership membership, NodeStart start,
                             ClusterFounding founding, RebuildProperties rebuildProperties) {
         NodeRebuild rebuild = new NodeRebuild(repair, gate, rebuildProperties.acceptMissing());
         if (start.kind() == StartKind.FORMING) {
-            AtomicBoolean decided = new AtomicBoolean();
-            membership.onChange(placement -> {
-                if (placement.self() != null && placement.view().epoch() > 0 && decided.compareAndSet(false, true)) {
-                    if (placement.view().cluster().equals(founding.agreed())) {
-                        log.info("a brand-new cluster: nothing to rebuild");
-                        gate.finish();
-                    } else {
-                        log.warn("the cluster ran without this node's data (epoch {}): rebuilding",
-                                placement.view().epoch());
-                        rebuild.start();
-                    }
-                }
-            });
+            membership.onChange(new FirstViewRebuild(founding::agreed, gate, rebuild));
         }
         return rebuild;
     }

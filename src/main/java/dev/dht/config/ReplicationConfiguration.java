@@ -8,11 +8,13 @@ import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.LocalReplica;
+import dev.dht.replication.NewMemberReplicas;
 import dev.dht.replication.RangeCoordinator;
 import dev.dht.replication.RemoteReplica;
 import dev.dht.replication.Replicas;
 import dev.dht.replication.hints.HintStore;
 import dev.dht.replication.hints.HintedHandoff;
+import dev.dht.replication.hints.HintsOfRemovedPeers;
 import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.LocalStore;
 import io.micrometer.core.instrument.MeterRegistry;
@@ -49,11 +51,7 @@ public class ReplicationConfiguration {
         if (membership.isMember()) { // a node yet to join has no view of its own to judge by
             handoff.dropHintsOfRemovedPeers(membership.placement().members());
         }
-        membership.onChange(placement -> { // on the adopting thread, never an event loop: the hint store blocks
-            if (placement.self() != null) {
-                handoff.dropHintsOfRemovedPeers(placement.members());
-            }
-        });
+        membership.onChange(new HintsOfRemovedPeers(handoff));
         return handoff;
     }
 
@@ -76,7 +74,7 @@ public class ReplicationConfiguration {
         });
         // every member's replica at once, as with every later view: its hints replay without waiting for a request
         replicas.of(membership.placement().members());
-        membership.onChange(placement -> replicas.of(placement.members()));
+        membership.onChange(new NewMemberReplicas(replicas));
         return replicas;
     }
 

@@ -112,9 +112,10 @@ public final class HintedHandoff implements AutoCloseable {
     }
 
     /**
-     * Deletes the hints kept for peers not in {@code nodes} (removed from {@code dht.nodes} since they were stored:
-     * nothing would ever replay them), counts them in {@code dht.hints.dropped{reason=removed_peer}} and logs one
-     * line with the count. The topology is static, so this runs once, at start-up, before any replay; it blocks on
+     * Deletes the hints kept for peers not in {@code nodes} (no members any more since they were stored: nothing
+     * would ever replay them), counts them in {@code dht.hints.dropped{reason=removed_peer}} and logs one line with
+     * the count. It runs at start-up, before any replay, and with every view a member adopts
+     * ({@link HintsOfRemovedPeers}); it blocks on
      * the hint store (the caller's thread, not an event loop). Below the free-space reserve the rest is kept
      * (logged) and deleted at a later start; the batches deleted before that are then not counted.
      */
