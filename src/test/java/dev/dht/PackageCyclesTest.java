@@ -1,5 +1,6 @@
 package dev.dht;
 
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
 import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 import com.tngtech.archunit.core.domain.JavaClasses;
@@ -10,15 +11,23 @@ import org.junit.jupiter.api.Test;
 /**
  * The packages of the main code form a graph without cycles (each Java package is a node, sub-packages
  * included: {@code dev.dht.peer} and {@code dev.dht.peer.server} are two). A cycle would tie its packages into
- * one unit that can be understood, tested and changed only as a whole.
+ * one unit that can be understood, tested and changed only as a whole. Apache Ratis is used in
+ * {@code dev.dht.membership.raft} only: the rest of the code knows the view log by its own types.
  */
 class PackageCyclesTest {
+    private static final JavaClasses MAIN = new ClassFileImporter()
+            .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+            .importPackages("dev.dht");
 
     @Test
     void mainPackagesAreFreeOfCycles() {
-        JavaClasses classes = new ClassFileImporter()
-                .withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
-                .importPackages("dev.dht");
-        slices().matching("dev.dht.(**)").should().beFreeOfCycles().check(classes);
+        slices().matching("dev.dht.(**)").should().beFreeOfCycles().check(MAIN);
+    }
+
+    @Test
+    void onlyTheViewLogPackageUsesRatis() {
+        noClasses().that().resideOutsideOfPackage("dev.dht.membership.raft..")
+                .should().dependOnClassesThat().resideInAPackage("org.apache.ratis..")
+                .check(MAIN);
     }
 }

@@ -218,7 +218,7 @@ public class MembershipConfiguration {
         boolean forming = start.kind() == StartKind.FORMING;
         ViewLogRecovery recovery = recovery(properties, tls, membership, raftPeers);
         Runnable startLog = forming ? founding::start
-                : () -> viewLog.start(RaftPeers.emptyGroup(membership.view().cluster()), recovery);
+                : () -> viewLog.startInGroupOf(membership.view().cluster(), recovery);
         boolean alone = forming && membership.view().nodes().size() == 1;
         return new MembershipLifecycle(procedure, cleanup, viewLog, startLog, founding, coordinator, viewCheck, alone,
                 start.kind() == StartKind.STORED);

@@ -3,7 +3,6 @@ package dev.dht.membership;
 import dev.dht.cluster.ClusterChange;
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.Membership;
-import dev.dht.membership.raft.RaftPeers;
 import dev.dht.membership.raft.ViewLog;
 import java.net.URI;
 import java.time.Duration;
@@ -151,7 +150,7 @@ public class ClusterEndpoint {
         }
         answer.put("cleanupPending", cleanup.isPending());
         answer.put("lost", viewLog.lost().stream().map(URI::toString).sorted().toList());
-        answer.put("leader", RaftPeers.node(viewLog.view(), viewLog.leader()).map(URI::toString).orElse(null));
+        answer.put("leader", viewLog.leaderNode().map(URI::toString).orElse(null));
         answer.put("term", viewLog.term());
         answer.put("index", viewLog.appliedIndex());
         return answer;

@@ -115,7 +115,7 @@ public final class ClusterFounding {
         if (membership.epoch() > 0) {
             log.warn("{} took the view of the running cluster {} at epoch {} from a member: it lost its data",
                     membership.self(), membership.view().cluster(), membership.epoch());
-            viewLog.start(RaftPeers.emptyGroup(membership.view().cluster()));
+            viewLog.startInGroupOf(membership.view().cluster(), null);
             return true;
         }
         Founding founding = ClusterStart.founding(membership.self(), nodes, answers, fresh);
@@ -124,13 +124,13 @@ public final class ClusterFounding {
                     + " that view and rebuilds", membership.self(), founding.running().cluster(),
                     founding.running().epoch());
             membership.adopt(founding.running());
-            viewLog.start(RaftPeers.emptyGroup(founding.running().cluster()));
+            viewLog.startInGroupOf(founding.running().cluster(), null);
             return true;
         }
         if (founding.cluster() != null) {
             agreed = founding.cluster();
             membership.foundCluster(founding.cluster());
-            viewLog.start(raftPeers.group(membership.view()));
+            viewLog.start(raftPeers, membership.view());
             return true;
         }
         if (!waitLogged) {

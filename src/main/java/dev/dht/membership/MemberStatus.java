@@ -5,7 +5,7 @@ import dev.dht.cluster.Member;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
 import dev.dht.cluster.Placement;
-import dev.dht.membership.raft.RaftPeers;
+import dev.dht.membership.raft.LogRole;
 import dev.dht.membership.raft.ViewLog;
 import dev.dht.peer.NodeStats;
 import dev.dht.peer.PeerClient;
@@ -17,9 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Supplier;
-import org.apache.ratis.protocol.RaftPeerId;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -108,16 +106,7 @@ public final class MemberStatus {
     }
 
     private String role(URI node) {
-        RaftPeerId id = RaftPeers.id(node);
-        RaftPeerId leader = viewLog.leader();
-        if (id.equals(leader)) {
-            return "leader";
-        }
-        Set<RaftPeerId> voters = viewLog.voters();
-        if (voters.contains(id)) {
-            return "voter";
-        }
-        return viewLog.listeners().contains(id) ? "listener" : null;
+        return viewLog.role(node).map(LogRole::token).orElse(null);
     }
 
     /**

@@ -16,9 +16,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
-import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
-import org.apache.ratis.protocol.RaftGroup;
-import org.apache.ratis.protocol.RaftPeer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.web.reactive.function.client.WebClientResponseException;
@@ -190,10 +187,9 @@ public final class TopologyCoordinator {
                             .then(Mono.fromRunnable(() -> tellIfLeft(change.node(), aborted)));
                 }
             }
-            RaftGroup group = raftPeers.group(view);
-            if (!viewLog.hasConfiguration(group) && everyVoterAnswers(view, group)) {
-                return Mono.fromRunnable(() -> viewLog.reconfigure(group)).subscribeOn(Schedulers.boundedElastic())
-                        .then();
+            if (!viewLog.hasConfiguration(raftPeers, view) && everyVoterAnswers(view)) {
+                return Mono.fromRunnable(() -> viewLog.reconfigure(raftPeers, view))
+                        .subscribeOn(Schedulers.boundedElastic()).then();
             }
             return change == null ? settle(view) : advance(view);
         });
@@ -364,20 +360,21 @@ public final class TopologyCoordinator {
     }
 
     /**
-     * Whether every voter of {@code group} has answered within the failure timeout. The Raft configuration follows
-     * the view only then: a new configuration whose voters include a dead member (a rolled back change's dead leader
-     * among the first NORMAL members again) may not commit, and the reconfiguration would hold every later step, the
-     * dead member's removal included. Meanwhile the current configuration stays; the removal then leaves it out. So
-     * does a configuration that holds a member lost in a recovery of the log, voter or listener: the recovered log
-     * keeps its one voter until every lost member is removed.
+     * Whether every voter of {@code view}'s Raft configuration ({@link RaftPeers#voters}) has answered within the
+     * failure timeout. The Raft configuration follows the view only then: a new configuration whose voters include a
+     * dead member (a rolled back change's dead leader among the first NORMAL members again) may not commit, and the
+     * reconfiguration would hold every later step, the dead member's removal included. Meanwhile the current
+     * configuration stays; the removal then leaves it out. So does a configuration that holds a member lost in a
+     * recovery of the log, voter or listener: the recovered log keeps its one voter until every lost member is
+     * removed.
      */
-    private boolean everyVoterAnswers(ClusterView view, RaftGroup group) {
-        for (RaftPeer peer : group.getPeers()) {
-            URI node = RaftPeers.node(view, peer.getId()).orElse(null);
-            if (node != null && viewLog.lost().contains(node)) {
+    private boolean everyVoterAnswers(ClusterView view) {
+        List<URI> voters = raftPeers.voters(view);
+        for (URI node : view.nodes()) {
+            if (viewLog.lost().contains(node)) {
                 return false;
             }
-            if (peer.getStartupRole() != RaftPeerRole.LISTENER && node != null && downTooLong(node)) {
+            if (voters.contains(node) && downTooLong(node)) {
                 return false;
             }
         }

@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -166,6 +167,27 @@ public final class ViewLog implements Closeable {
      */
     public synchronized void start(RaftGroup group) {
         start(group, null);
+    }
+
+    /**
+     * {@link #start(RaftGroup)} in the first configuration {@code peers} gives {@code view} ({@link RaftPeers#group}):
+     * a founding member of a new cluster. Blocks (storage, port).
+     *
+     * @throws UncheckedIOException if the server cannot start
+     */
+    public synchronized void start(RaftPeers peers, ClusterView view) {
+        start(peers.group(view));
+    }
+
+    /**
+     * {@link #start(RaftGroup, ViewLogRecovery)} in the group of {@code cluster} with no peer
+     * ({@link RaftPeers#emptyGroup}): a node whose log is in its data dir, or that the leader adds. Blocks (storage,
+     * port, and the members' answers if {@code recovery} runs; null: no recovery).
+     *
+     * @throws UncheckedIOException if the server cannot start or the recovered configuration cannot be written
+     */
+    public synchronized void startInGroupOf(UUID cluster, ViewLogRecovery recovery) {
+        start(RaftPeers.emptyGroup(cluster), recovery);
     }
 
     /**
@@ -350,6 +372,30 @@ public final class ViewLog implements Closeable {
         }
     }
 
+    /**
+     * The member of the applied view ({@link #view}) that leads the log as this server knows it; empty if there is no
+     * leader, or none of those members is it. Never blocks.
+     */
+    public Optional<URI> leaderNode() {
+        return RaftPeers.node(view(), leader());
+    }
+
+    /**
+     * The place of the member at {@code node} in the configuration this server knows: the leader, a voter or a
+     * listener; empty if it holds none there. Never blocks.
+     */
+    public Optional<LogRole> role(URI node) {
+        RaftPeerId id = RaftPeers.id(node);
+        RaftPeerId leader = leader();
+        if (id.equals(leader)) {
+            return Optional.of(LogRole.LEADER);
+        }
+        if (voters().contains(id)) {
+            return Optional.of(LogRole.VOTER);
+        }
+        return listeners().contains(id) ? Optional.of(LogRole.LISTENER) : Optional.empty();
+    }
+
     /** The leader's peer id as this server knows it, or null. */
     public RaftPeerId leader() {
         try {
@@ -484,6 +530,24 @@ public final class ViewLog implements Closeable {
     /** True if the configuration this server knows has exactly {@code group}'s voters and listeners. */
     public boolean hasConfiguration(RaftGroup group) {
         return ids(peersOf(group, false)).equals(voters()) && ids(peersOf(group, true)).equals(listeners());
+    }
+
+    /**
+     * True if the configuration this server knows is the one {@code peers} gives {@code view}
+     * ({@link RaftPeers#group}): its voters and listeners exactly. Never blocks.
+     */
+    public boolean hasConfiguration(RaftPeers peers, ClusterView view) {
+        return hasConfiguration(peers.group(view));
+    }
+
+    /**
+     * {@link #reconfigure(RaftGroup)} to the configuration {@code peers} gives {@code view}. Blocks until the leader
+     * committed it: call off the event loops, on the leader.
+     *
+     * @throws Refused if it could not be done in time
+     */
+    public void reconfigure(RaftPeers peers, ClusterView view) {
+        reconfigure(peers.group(view));
     }
 
     /** The listeners of {@code group} if {@code listeners}, else its voters. */
