@@ -55,19 +55,6 @@ public final class Membership {
         this.current = new Ticket(new Placement(initial, self));
     }
 
-    /**
-     * A membership of {@code nodes}, all {@code NORMAL}, that is never stored (tests, tools); the replication factor
-     * is the number of nodes.
-     */
-    public static Membership fixed(URI self, List<URI> nodes) {
-        return new Membership(self, ClusterView.initial(nodes, nodes.size()), null);
-    }
-
-    /** {@link #fixed(URI, List)} of {@code topology}'s nodes, as its self sees them. */
-    public static Membership fixed(ClusterTopology topology) {
-        return fixed(topology.self().url(), topology.nodes().stream().map(Node::url).toList());
-    }
-
     /** This node's base URL. */
     public URI self() {
         return self;

@@ -20,11 +20,6 @@ public final class ShardRouter {
     private final List<Node> nodes;
     private final LongHashFunction[] nodeHashes;
 
-    /** The router of {@code topology}'s nodes. */
-    public ShardRouter(ClusterTopology topology) {
-        this(topology.nodes());
-    }
-
     /** The router of {@code nodes}, in configuration order (which breaks ties). */
     public ShardRouter(List<Node> nodes) {
         this.nodes = List.copyOf(nodes);

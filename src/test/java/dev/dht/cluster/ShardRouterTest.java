@@ -14,7 +14,7 @@ class ShardRouterTest {
             URI.create("http://dht-0.dht:8080"), URI.create("http://dht-1.dht:8080"), URI.create("http://dht-2.dht:8080"));
 
     private static ShardRouter routerOf(int self) {
-        return new ShardRouter(new ClusterTopology(NODES.get(self), NODES));
+        return new ShardRouter(new ClusterTopology(NODES.get(self), NODES).nodes());
     }
 
     @Test

@@ -3,7 +3,6 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Membership;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.storage.Record;
@@ -42,7 +41,7 @@ class CoordinatorClockTest {
     private static Coordinator coordinatorOver(Replica replica, HybridLogicalClock clock) {
         URI self = URI.create("http://localhost:8080");
         ClusterTopology topology = new ClusterTopology(self, List.of(self));
-        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(topology.self(), replica)), clock,
+        return new Coordinator(topology.membership(), FixedReplicas.of(Map.of(topology.self(), replica)), clock,
                 Duration.ofSeconds(1), Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 

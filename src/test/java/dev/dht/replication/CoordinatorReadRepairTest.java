@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -33,7 +32,7 @@ class CoordinatorReadRepairTest {
 
     private final ClusterTopology topology = new ClusterTopology(URI.create("http://a:8080"),
             List.of(URI.create("http://a:8080"), URI.create("http://b:8080"), URI.create("http://c:8080")));
-    private final ShardRouter router = new ShardRouter(topology);
+    private final ShardRouter router = new ShardRouter(topology.nodes());
     private final HybridLogicalClock clock = new HybridLogicalClock();
     /** The replicas of nodes 0 (this node), 1 and 2. */
     private final List<InMemoryReplica> replicas = List.of(new InMemoryReplica(Replica.IN_PROCESS),
@@ -148,7 +147,7 @@ class CoordinatorReadRepairTest {
 
     /** A coordinator on node 0 that asks every replica at once (no speculative retry delay). */
     private Coordinator coordinator(Duration timeout) {
-        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), replicas.get(0), node(1), replicas.get(1), node(2),
+        return new Coordinator(topology.membership(), FixedReplicas.of(Map.of(node(0), replicas.get(0), node(1), replicas.get(1), node(2),
                 replicas.get(2))), clock, timeout, Duration.ZERO, new SimpleMeterRegistry());
     }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -30,7 +29,7 @@ class CoordinatorReadTest {
 
     private final ClusterTopology topology = new ClusterTopology(URI.create("http://a:8080"),
             List.of(URI.create("http://a:8080"), URI.create("http://b:8080"), URI.create("http://c:8080")));
-    private final ShardRouter router = new ShardRouter(topology);
+    private final ShardRouter router = new ShardRouter(topology.nodes());
     private final SimpleMeterRegistry registry = new SimpleMeterRegistry();
     private final InMemoryReplica self = new InMemoryReplica(Replica.IN_PROCESS);
     private final InMemoryReplica b = new InMemoryReplica(Replica.PEER_UP);
@@ -72,7 +71,7 @@ class CoordinatorReadTest {
 
     @Test
     void speculativeRetriesStayWithinATenthOfTheReads() {
-        Coordinator coordinator = new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)),
+        Coordinator coordinator = new Coordinator(topology.membership(), FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)),
                 new HybridLogicalClock(), Duration.ofMillis(500), Duration.ofMillis(10), registry);
         b.reads(Reads.NEVER_ANSWER);
         List<String> ids = keysAskingFirst(b, 200);
@@ -108,7 +107,7 @@ class CoordinatorReadTest {
     void aPeerWhoseLastCallFailedIsAskedLast() {
         InMemoryReplica down = new InMemoryReplica(Replica.PEER_DOWN);
         down.reads(Reads.NEVER_ANSWER);
-        Coordinator coordinator = new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), down, node(2), c)),
+        Coordinator coordinator = new Coordinator(topology.membership(), FixedReplicas.of(Map.of(node(0), self, node(1), down, node(2), c)),
                 new HybridLogicalClock(), TIMEOUT, TIMEOUT.minusSeconds(1), registry);
         for (int i = 0; i < 10; i++) {
             coordinator.write(WriteRequest.put("k" + i, bytes("v" + i), new ReplicationFactor(2, 3))).block();
@@ -163,7 +162,7 @@ class CoordinatorReadTest {
     }
 
     private Coordinator coordinator(Duration speculativeRetryDelay) {
-        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)), new HybridLogicalClock(),
+        return new Coordinator(topology.membership(), FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)), new HybridLogicalClock(),
                 TIMEOUT, speculativeRetryDelay, registry);
     }
 

@@ -3,7 +3,6 @@ package dev.dht.replication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -37,7 +36,7 @@ class CoordinatorTtlTest {
     private final InMemoryReplica self = new InMemoryReplica(Replica.IN_PROCESS);
     private final InMemoryReplica b = new InMemoryReplica(Replica.PEER_UP);
     private final InMemoryReplica c = new InMemoryReplica(Replica.PEER_UP);
-    private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
+    private final Coordinator coordinator = new Coordinator(topology.membership(),
             FixedReplicas.of(Map.of(node(0), self, node(1), b, node(2), c)), clock, Duration.ofSeconds(5), Duration.ZERO,
             new SimpleMeterRegistry());
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.ShardRouter;
 import dev.dht.node.HybridLogicalClock;
@@ -42,7 +41,7 @@ class SlowLocalWriteTest {
 
     private final ClusterTopology topology = new ClusterTopology(URI.create("http://a:8080"),
             List.of(URI.create("http://a:8080"), URI.create("http://b:8080")));
-    private final ShardRouter router = new ShardRouter(topology);
+    private final ShardRouter router = new ShardRouter(topology.nodes());
     private final InMemoryReplica peer = new InMemoryReplica(Replica.PEER_UP);
     private LevelDbRecordRepository leveldb;
     private StorageScheduler storage;
@@ -118,7 +117,7 @@ class SlowLocalWriteTest {
     }
 
     private Coordinator coordinator(Replica other) {
-        return new Coordinator(Membership.fixed(topology), FixedReplicas.of(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
+        return new Coordinator(topology.membership(), FixedReplicas.of(Map.of(node(0), self, node(1), other)), new HybridLogicalClock(), TIMEOUT,
                 Duration.ofMillis(50), new SimpleMeterRegistry());
     }
 

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.dht.cluster.ClusterTopology;
-import dev.dht.cluster.Membership;
 import dev.dht.node.HybridLogicalClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.net.URI;
@@ -27,7 +26,7 @@ class WriteSettledTest {
             List.of(URI.create("http://a:8080"), URI.create("http://b:8080")));
     private final InMemoryReplica fast = new InMemoryReplica(Replica.PEER_UP);
     private final UnansweredReplica held = new UnansweredReplica(Replica.PEER_UP);
-    private final Coordinator coordinator = new Coordinator(Membership.fixed(topology),
+    private final Coordinator coordinator = new Coordinator(topology.membership(),
             FixedReplicas.of(Map.of(topology.nodes().get(0), fast, topology.nodes().get(1), held)), new HybridLogicalClock(),
             Duration.ofSeconds(30), Duration.ofMillis(50), new SimpleMeterRegistry());
     private final AtomicInteger settled = new AtomicInteger();

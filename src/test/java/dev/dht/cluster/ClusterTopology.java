@@ -4,8 +4,8 @@ import java.net.URI;
 import java.util.List;
 
 /**
- * A fixed list of nodes and which one is this process, for tests and tools that build a {@link ShardRouter} or a
- * {@link Membership#fixed(ClusterTopology)} without a cluster view. A running node's membership is its
+ * A test fixture: a fixed list of nodes and which one is this process, for tests that build a {@link ShardRouter} or
+ * a {@link #membership()} without a cluster view of their own. A running node's membership is its
  * {@link ClusterView} ({@link Membership}), which changes as nodes join and leave.
  */
 public final class ClusterTopology {
@@ -29,6 +29,15 @@ public final class ClusterTopology {
     /** This process's node. */
     public Node self() {
         return self;
+    }
+
+    /**
+     * A membership of these nodes, all {@code NORMAL}, as {@link #self} sees it, that is never stored; the
+     * replication factor is the number of nodes.
+     */
+    public Membership membership() {
+        List<URI> urls = nodes.stream().map(Node::url).toList();
+        return new Membership(self.url(), ClusterView.initial(urls, urls.size()), null);
     }
 
     /** Number of nodes, n; the default replication is {@code (n/2+1)/n}. */
