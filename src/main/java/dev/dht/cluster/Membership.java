@@ -211,7 +211,9 @@ public final class Membership {
      * Calls {@code listener} with every placement adopted from now on, on the adopting thread (it may block), after the
      * listeners registered before it: see {@link ViewListener} for the thread, the order and its failures. The
      * configuration registers each listener when it makes the bean the listener serves, so their order is the order
-     * in which the context makes those beans.
+     * in which the context makes those beans; in a node that is {@code CleanupAfterChange}, {@code HintsOfRemovedPeers},
+     * {@link EpochFence}, {@code NewMemberReplicas}, then (a founding member on an empty disk) {@code FirstViewRebuild}.
+     * None of them reads what another one changes.
      */
     public void onChange(ViewListener listener) {
         listeners.add(listener);
