@@ -34,7 +34,8 @@ import reactor.netty.http.client.HttpClientRequest;
  * {@link WebClient}, with the cluster secret and the timeouts of its {@link PeerEndpoint}. Failures are mapped
  * once: a peer's 503 becomes {@link OverloadedException} with the reason the peer named, a connection pool that
  * refuses to queue another call becomes one with {@link OverloadReason#CONNECTION_POOL_FULL}, another error status
- * a {@link WebClientResponseException}. Calls of endpoints with an {@link PeerEndpoint#operation()} are timed
+ * a {@link WebClientResponseException}, any answer of a node of another cluster {@link ClusterMismatchException}.
+ * Calls of endpoints with an {@link PeerEndpoint#operation()} are timed
  * ({@link ReplicaCallMetrics}). Stateless apart from its settings; every method is non-blocking.
  */
 public final class PeerClient {
@@ -245,6 +246,31 @@ public final class PeerClient {
     }
 
     /** Reports the epoch of {@code response}, if higher than this node's, to the {@link EpochTracker}. */
+    /**
+     * Whether {@code response} names another cluster id than this node's ({@link InternalProtocol#CLUSTER_ID_HEADER}):
+     * a node that was formed anew at a member's URL, or one of another cluster reached by a wrong address. An answer
+     * without the id (a node of the version before cluster ids, or one that has none yet) is taken, as the peers'
+     * {@code ClusterIdFilter} takes such requests.
+     */
+    private boolean ofAnotherCluster(ClientResponse response) {
+        UUID ours = epochs.cluster();
+        if (ours == null) {
+            return false;
+        }
+        String theirs = response.headers().asHttpHeaders().getFirst(InternalProtocol.CLUSTER_ID_HEADER);
+        return theirs != null && !theirs.equals(ours.toString());
+    }
+
+    /**
+     * Fails the call with {@link ClusterMismatchException}, whatever the peer answered (its body released): a write
+     * it acknowledged is kept by no replica of this cluster, a record it sent is not this cluster's, and its epoch is
+     * not looked at (no view is fetched from it).
+     */
+    private <T> Mono<T> otherCluster(Node peer, ClientResponse response) {
+        String theirs = response.headers().asHttpHeaders().getFirst(InternalProtocol.CLUSTER_ID_HEADER);
+        return response.releaseBody().then(Mono.error(new ClusterMismatchException(peer, theirs, epochs.cluster())));
+    }
+
     private void observeEpoch(Node peer, ClientResponse response) {
         long epoch = epochOf(response);
         if (epoch > epochs.epoch()) {
@@ -275,6 +301,9 @@ public final class PeerClient {
     private <T> Mono<T> call(PeerEndpoint endpoint, Node peer, URI uri, byte[] body, long epoch,
                              Function<ClientResponse, Mono<T>> answer) {
         Mono<T> call = request(endpoint, uri, body, epoch).exchangeToMono(response -> {
+            if (ofAnotherCluster(response)) {
+                return otherCluster(peer, response);
+            }
             observeEpoch(peer, response);
             return isRefusal(response) ? refused(peer, response) : answer.apply(response);
         });
@@ -289,6 +318,9 @@ public final class PeerClient {
     private Flux<KeyedRecord> frames(PeerEndpoint endpoint, Node peer, URI uri) {
         boolean watched = endpoint.timeout() == PeerEndpoint.Timeout.STREAM;
         Flux<KeyedRecord> stream = request(endpoint, uri, null, 0).exchangeToFlux(response -> {
+            if (ofAnotherCluster(response)) {
+                return this.<KeyedRecord>otherCluster(peer, response).flux();
+            }
             observeEpoch(peer, response);
             if (isRefusal(response)) {
                 return this.<KeyedRecord>refused(peer, response).flux();

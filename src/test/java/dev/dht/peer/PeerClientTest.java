@@ -17,6 +17,7 @@ import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
@@ -151,6 +152,52 @@ class PeerClientTest {
     }
 
     @Test
+    void anAnswerOfANodeOfAnotherClusterIsNoAnswerWhateverItsStatus() {
+        UUID ours = UUID.fromString("00000000-0000-0000-0000-00000000000a");
+        UUID theirs = UUID.fromString("00000000-0000-0000-0000-00000000000b");
+        LinkedBlockingQueue<Long> newerEpochs = new LinkedBlockingQueue<>();
+        PeerClient client = client(WebClient.create(), new EpochTracker() {
+            @Override
+            public long epoch() {
+                return 3;
+            }
+
+            @Override
+            public URI self() {
+                return URI.create("http://127.0.0.1:8080");
+            }
+
+            @Override
+            public UUID cluster() {
+                return ours;
+            }
+
+            @Override
+            public void newerEpochSeen(Node from, long epoch) {
+                newerEpochs.add(epoch);
+            }
+        });
+        answer = (request, response) -> response.status(request.method().name().equals("GET") ? 200 : 204)
+                .header(InternalProtocol.CLUSTER_ID_HEADER, theirs.toString())
+                .header(InternalProtocol.EPOCH_HEADER, "9")
+                .sendByteArray(Mono.just(Record.value(1, "v".getBytes(StandardCharsets.UTF_8), 1, 0).encode()));
+
+        for (Mono<?> call : List.of(client.write(peer, entry("k")), client.read(peer, "k"),
+                client.writeBatch(peer, List.of(entry("a"), entry("b"))), client.range(peer, "a", null).then())) {
+            assertThatThrownBy(() -> call.block(Duration.ofSeconds(10)))
+                    .isInstanceOf(ClusterMismatchException.class)
+                    .hasMessage(peer + " answered as a node of cluster " + theirs + ", this node is of cluster " + ours);
+        }
+        assertThat(newerEpochs).as("no view is fetched from a node of another cluster").isEmpty();
+
+        answer = (request, response) -> response.status(204)
+                .header(InternalProtocol.CLUSTER_ID_HEADER, ours.toString()).send();
+        client.write(peer, entry("k")).block(Duration.ofSeconds(10));
+        answer = (request, response) -> response.status(204).send();
+        client.write(peer, entry("k")).block(Duration.ofSeconds(10));
+    }
+
+    @Test
     void aRefusalWithoutAReasonIsAnOverloadedPeer() {
         answer = (request, response) -> response.status(503).send();
 
@@ -190,8 +237,12 @@ class PeerClientTest {
     }
 
     private static PeerClient client(WebClient web) {
+        return client(web, NoEpochTracker.INSTANCE);
+    }
+
+    private static PeerClient client(WebClient web, EpochTracker epochs) {
         return new PeerClient(web, "secret", new ReplicaCallMetrics(new SimpleMeterRegistry()),
-                Duration.ofSeconds(30), Duration.ofSeconds(30), NoEpochTracker.INSTANCE);
+                Duration.ofSeconds(30), Duration.ofSeconds(30), epochs);
     }
 
     private static List<String> causeNames(Throwable error) {
