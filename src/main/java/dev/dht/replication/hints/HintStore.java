@@ -163,9 +163,9 @@ public final class HintStore implements Closeable {
     }
 
     /**
-     * Deletes every hint whose peer is not in {@code peers} (a peer removed from {@code dht.nodes}: nothing would
+     * Deletes every hint whose peer is not in {@code peers} (a peer removed from the cluster view: nothing would
      * ever replay them) and returns how many there were. One pass over the store, deleting in write batches of
-     * {@link #REMOVE_BATCH}. Blocking; at start-up and on each view that drops a member, while hints are stored
+     * {@link #REMOVE_BATCH}. Blocking; at start-up and with each view this node adopts, while hints are stored
      * and replayed.
      *
      * @throws dev.dht.failure.OverloadedException below the free-space reserve (disk full); nothing is deleted from

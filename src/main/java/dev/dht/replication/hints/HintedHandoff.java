@@ -41,7 +41,7 @@ public final class HintedHandoff implements AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(HintedHandoff.class);
     /** Hint store tasks that may wait for the hints thread; an offer beyond it is dropped (reason overloaded). */
     static final int QUEUE_CAPACITY = 8192;
-    /** Reason tag of hints deleted because their peer is no longer in {@code dht.nodes}. */
+    /** Reason tag of hints deleted because their peer is no member of the cluster view any more. */
     static final String REMOVED_PEER = "removed_peer";
     /** Reason tag of hints deleted unsent because the peer no longer replicates their key. */
     static final String NOT_REPLICA = "not_replica";
@@ -112,12 +112,12 @@ public final class HintedHandoff implements AutoCloseable {
     }
 
     /**
-     * Deletes the hints kept for peers not in {@code nodes} (no members any more since they were stored: nothing
-     * would ever replay them), counts them in {@code dht.hints.dropped{reason=removed_peer}} and logs one line with
-     * the count. It runs at start-up, before any replay, and with every view a member adopts
-     * ({@link HintsOfRemovedPeers}); it blocks on
-     * the hint store (the caller's thread, not an event loop). Below the free-space reserve the rest is kept
-     * (logged) and deleted at a later start; the batches deleted before that are then not counted.
+     * Deletes the hints kept for peers not in {@code nodes}, the members of the cluster view (peers removed since
+     * the hints were stored: nothing would ever replay them), counts them in
+     * {@code dht.hints.dropped{reason=removed_peer}} and logs one line with the count. It runs at start-up, before any
+     * replay, and with every view this node adopts as a member ({@link HintsOfRemovedPeers}), not only once; it
+     * blocks on the hint store (the caller's thread, not an event loop). Below the free-space reserve the rest is
+     * kept (logged) and deleted with a later view or start; the batches deleted before that are then not counted.
      */
     public void dropHintsOfRemovedPeers(Collection<Node> nodes) {
         Set<String> names = nodes.stream().map(Node::name).collect(Collectors.toSet());
@@ -125,12 +125,12 @@ public final class HintedHandoff implements AutoCloseable {
         try {
             removed = store.removePeersOtherThan(names);
         } catch (OverloadedException e) {
-            log.warn("hints of peers no longer in dht.nodes not deleted: {}", e.getMessage());
+            log.warn("hints of peers no longer members of the cluster view not deleted: {}", e.getMessage());
             return;
         }
         if (removed > 0) {
             droppedCounter(REMOVED_PEER).increment(removed);
-            log.info("deleted {} hints of peers no longer in dht.nodes", removed);
+            log.info("deleted {} hints of peers no longer members of the cluster view", removed);
         }
     }
 
@@ -176,15 +176,15 @@ public final class HintedHandoff implements AutoCloseable {
                 .description("hints not kept, by reason").tag("reason", tag).register(registry));
     }
 
-    /**
-     * Stops replaying, stores the hints already offered (waits up to 10 s for the hints thread), then closes the
-     * store. Blocking; called once on shutdown.
-     */
     /** Hints kept for the peer named {@code peer} ({@link Node#name()}). Any thread; never blocks. */
     public long pending(String peer) {
         return store.pending(peer);
     }
 
+    /**
+     * Stops replaying, stores the hints already offered (waits up to 10 s for the hints thread), then closes the
+     * store. Blocking; called once on shutdown.
+     */
     @Override
     public void close() throws IOException {
         closing = true;
