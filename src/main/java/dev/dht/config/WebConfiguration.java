@@ -36,10 +36,11 @@ public class WebConfiguration {
 
     /**
      * Asks the routes' {@link RouterFunctionMapping} first ({@link #ROUTES_ORDER}; WebFlux's default is -1, after
-     * the actuator's mappings at -100). Every request used to go through the actuator's request-mapping lookup and
-     * its no-match handling before reaching the routes, a measurable share of a node's CPU and of the bytes
-     * allocated per request (docs/performance.md has the figures). The routes match only {@code /v0/} and {@code /internal/} paths, so the actuator's requests still reach its
-     * mappings, one lookup later.
+     * the actuator's mappings at -100). In the default order every request goes through the actuator's
+     * request-mapping lookup and its no-match handling before reaching the routes, a measurable share of a node's CPU
+     * and of the bytes allocated per request (docs/performance.md has the figures). The routes match only
+     * {@code /v0/} and {@code /internal/} paths, so the actuator's requests still reach its mappings, one lookup
+     * later.
      */
     @Bean
     static BeanPostProcessor routesFirst() {

@@ -38,8 +38,8 @@ class EventLoopLagTest {
     private static final int LAG_SHEDDING_MIN_IN_FLIGHT = 8;
 
     // A plain task loop, as the lag probe sees it: Netty 4.2 deprecates it, but its IO-handler replacement
-    // (MultiThreadIoEventLoopGroup with LocalIoHandler) ran the probe ahead of the busy tasks, so that the test
-    // measured no lag (tried 2026-11-21).
+    // (MultiThreadIoEventLoopGroup with LocalIoHandler) runs the probe ahead of the busy tasks, so that the test
+    // measures no lag.
     @SuppressWarnings("deprecation")
     private final EventLoopGroup group = new DefaultEventLoopGroup(2);
     private final EventLoopLag lag = new EventLoopLag();
@@ -105,7 +105,7 @@ class EventLoopLagTest {
         EmbeddedChannel connection = new EmbeddedChannel(new AdmissionHandler(control,
                 new BodyMemory(1024, 1024), new ClientRequestMetrics(new SimpleMeterRegistry())));
         try {
-            // 8 clients, each with one request at a time, as in the fresh-cluster run: below the floor
+            // 8 clients, each with one request at a time, as on a fresh cluster's first load: below the floor
             for (int round = 0; round < 20; round++) {
                 for (int client = 0; client < LAG_SHEDDING_MIN_IN_FLIGHT; client++) {
                     assertThat(control.admit()).as("round %d, client %d", round, client).isNull();

@@ -13,8 +13,8 @@ import org.springframework.boot.test.web.server.LocalServerPort;
 
 /**
  * Many sequential requests over one keep-alive connection (as a course client sends them) are all answered.
- * With Reactor Netty 1.3.7 about one request in 500 was never read and hung; the generous per-request timeout
- * only turns such a hang into a failure.
+ * Reactor Netty 1.3.7 leaves about one request in 500 unread, hanging (pom.xml keeps a newer one); the generous
+ * per-request timeout only turns such a hang into a failure.
  */
 @SharedNodeTest
 class KeepAliveTest {

@@ -21,10 +21,9 @@ import org.springframework.context.annotation.Bean;
 
 /**
  * A single node whose own store fails a write with an error (here the {@code OutOfMemoryError: Java heap space}
- * that {@code Record.encode} threw on a storage thread when 40 bodies of 8 MB filled a 256 MB heap, issue #33)
- * answers 500 and logs the error, and stores nothing. Before, the failed local write counted as a replica that
- * failed, the quorum of one was out of reach, and the client got 504 with no line in the log, although nothing
- * had timed out. A single node answers a write 504 never: it waits for its own store past the replica timeout.
+ * that {@code Record.encode} throws on a storage thread when 40 bodies of 8 MB fill a 256 MB heap) answers 500 and
+ * logs the error, and stores nothing: not 504 with no line in the log, as if a replica had timed out (nothing did).
+ * A single node answers a write 504 never: it waits for its own store past the replica timeout.
  */
 @ExtendWith(OutputCaptureExtension.class)
 @SingleNodeTest

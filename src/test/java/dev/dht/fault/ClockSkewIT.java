@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.springframework.http.HttpStatus;
 
 /**
- * Clock skew of one node (issue #19): node 0's wall clock runs 5 s ahead of, or 5 s behind, the other two
+ * Clock skew of one node: node 0's wall clock runs 5 s ahead of, or 5 s behind, the other two
  * nodes' (an offset {@link Clock} injected into its hybrid logical clock). Conflicts are settled by last write
  * wins on the coordinators' HLC timestamps (as in Cassandra), so:
  * <ul>

@@ -23,7 +23,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Disk full (issue #19): one node process ({@code target/dht.jar}) whose data dir is an 8 MB tmpfs, with
+ * Disk full: one node process ({@code target/dht.jar}) whose data dir is an 8 MB tmpfs, with
  * {@code dht.storage.min-free-space=3MB}. A filler file takes the space; writes must then be refused cleanly
  * (503, a one-line body, no hang, the process alive), reads served, and once the filler is deleted writes succeed
  * again, with every acknowledged write readable, also after a {@code kill -9} and restart. Needs root for

@@ -27,14 +27,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Large and slow request bodies against one node process ({@code target/dht.jar}, -Xmx256m, default settings but
- * the idle timeout of the slow case), issue #33.
+ * the idle timeout of the slow case).
  *
  * <p>40 PUTs of 8 MB ({@code dht.max-value-size}) at once, first with Content-Length, then chunked: 320 MB of bodies
  * for a 256 MB heap, whose default {@code dht.max-in-flight-bytes} is a quarter of it. Asserted: every answer 201 or
  * 503 (every 503 with {@code Retry-After}), every key answered 201 reads back byte for byte, every other key 404, no
- * {@code OutOfMemoryError} in the node's log, {@code /v0/status} 200 afterwards. Before the bound the node ran out of
- * heap: writes its own store failed with {@code OutOfMemoryError} were answered 504 and not stored, and connections
- * closed without an answer.
+ * {@code OutOfMemoryError} in the node's log, {@code /v0/status} 200 afterwards. Without the bound the node runs out of
+ * heap: writes its own store fails with {@code OutOfMemoryError} are not stored, and connections close without an
+ * answer.
  *
  * <p>100 uploads at once whose bodies stop after 3 of 1000 bytes, with {@code server.netty.idle-timeout=5s}. Asserted:
  * each is answered 408 or its connection closed within 30 s, none is stored, no error is logged, and afterwards

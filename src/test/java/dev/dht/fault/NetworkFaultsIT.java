@@ -28,7 +28,7 @@ import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Network faults (issue #19) in a 3-node cluster of real node processes ({@code target/dht.jar}, -Xmx256m, default
+ * Network faults in a 3-node cluster of real node processes ({@code target/dht.jar}, -Xmx256m, default
  * settings: replica timeout 1 s), one per network namespace ({@link NamespaceNetwork}), under closed-loop client
  * load ({@link LoadClients}) from the test JVM, which reaches every node over the bridge. Needs root and iproute2
  * and iptables (CI has them); skipped with a message otherwise. Each case prints its figures and writes its row of
@@ -86,8 +86,8 @@ class NetworkFaultsIT {
      * Node 2 cut off from the other two for 10 s (iptables DROP both ways in its namespace: packets vanish, nothing
      * is refused), clients on both sides at 2/3. The clients of node 2 get 504, each within the replica timeout
      * plus a margin, for requests sent from the partition's 3rd to its 8th second (those sent in its last 2 s are
-     * only reported: a request still waiting for its replicas at the heal may reach them then and succeed, as 2 of
-     * 14 did in a run of 2026-11-25, when replica calls waited behind one in flight); the clients of nodes 0 and 1
+     * only reported: a request still waiting for its replicas at the heal may reach them then and succeed, more
+     * often when replica calls wait behind one in flight); the clients of nodes 0 and 1
      * all succeed once the first 3 s passed (those are reported, as in FaultsIT's frozen node). After the heal a
      * write through node 2 succeeds again, every acknowledged write reads back at 2/3 through node 0 and through
      * node 2, and every node's own store holds every one of them (after hinted handoff, or after

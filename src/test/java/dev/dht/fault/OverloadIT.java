@@ -27,7 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Overload at twice the breaking rate (issue #19) of a 3-node cluster of real node processes
+ * Overload at twice the breaking rate of a 3-node cluster of real node processes
  * ({@code target/dht.jar}, -Xmx256m each), offered by an open-loop generator ({@link OpenLoopLoad}: PUT+GET at 2/3,
  * values of 1-8 KiB, spread over the three coordinators). Three nodes, not one, because the cluster is what users
  * run and what the other fault cases load: a coordinator's replica calls put load on its peers, so overload of one
@@ -47,7 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  * acknowledged key), every acknowledged write readable afterwards, and the success rate back to
  * {@value #MIN_OK_PERCENT} % before the end of the recovery phase. Reported, not asserted:
  * 504s (replica calls that outlasted {@code dht.replica-timeout}), client timeouts (10 s) and I/O errors, all
- * counted as failures, never as successes; the time to recover against the issue's 10 s (a busy machine moves it);
+ * counted as failures, never as successes; the time to recover against a goal of 10 s (a busy machine moves it);
  * heap use. The figures are printed and written as a row of RELIABILITY.md's "Faults" table
  * ({@link ReliabilityReport}).
  */
@@ -65,7 +65,7 @@ class OverloadIT {
     private static final int RECOVERY_SECONDS = 12;
     /** Overload and recovery phases offered at most, each at twice the rates of the one before (see the class doc). */
     private static final int OVERLOAD_ROUNDS = 4;
-    /** The issue's goal for the time to recover, in s; printed against the measurement. */
+    /** The goal for the time to recover, in s; printed against the measurement, not asserted. */
     private static final int RECOVERY_GOAL_SECONDS = 10;
     private static final int MAX_OUTSTANDING = 6000;
 

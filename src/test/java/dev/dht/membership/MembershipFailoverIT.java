@@ -102,8 +102,8 @@ class MembershipFailoverIT {
      * The view log's leader stopped for good while a join or a decommission is held at each of its phases (a member
      * holds the proposal of that phase's view, so the change cannot move past it while another node drives it): the
      * next leader rolls the change back once the dead leader has not answered for the failure timeout (a joiner is
-     * no member, a leaver NORMAL again), or completes it before that timeout (seen once under load, with the ITs in
-     * two JVMs: a decommission held at streaming); never stuck. The dead leader is then removed, and every key reads
+     * no member, a leaver NORMAL again), or completes it before that timeout (which load can bring about, e.g. a
+     * decommission held at streaming with the ITs in two JVMs); never stuck. The dead leader is then removed, and every key reads
      * back.
      */
     @ParameterizedTest(name = "{0} held at {1}")
@@ -161,9 +161,9 @@ class MembershipFailoverIT {
     /**
      * The last member of three decommissioned, held in its streaming phase, and the first member stopped for good:
      * the view log keeps a leader (the leaving member votes until its change ends), so the decommission is rolled
-     * back on both survivors, the dead member is removed, and every key reads back at 2/2. (With the leaving member no
-     * voter, two NORMAL members were one voter, the first, and the change stayed in streaming for good: neither abort
-     * nor removenode can run without a leader.)
+     * back on both survivors, the dead member is removed, and every key reads back at 2/2. (Were the leaving member no
+     * voter, two NORMAL members would be one voter, the first, and the change would stay in streaming for good:
+     * neither abort nor removenode can run without a leader.)
      */
     @Test
     void theFirstMemberStoppedDuringADecommissionOfTheLastLeavesTheLogALeader() throws Exception {
@@ -193,9 +193,9 @@ class MembershipFailoverIT {
     /**
      * A joiner stopped for good while the view log's leader keeps changing (each leader's Raft server closed and
      * started again 1 s after it took over, its node up all along; a 10 s failure timeout, so that several leaders
-     * come and go within it): the join is rolled back while the leaders still change. The failure detector's times belong to every node, not to
-     * the leader, so no new leader starts the count afresh (when each did, a leader lasting less than the timeout
-     * postponed the rollback for as long as the churn went on).
+     * come and go within it): the join is rolled back while the leaders still change. The failure detector's times
+     * belong to every node, not to the leader, so no new leader starts the count afresh (if each did, a leader
+     * lasting less than the timeout would postpone the rollback for as long as the churn goes on).
      */
     @Test
     void aJoinerStoppedIsRolledBackWhileTheLeaderKeepsChanging() throws Exception {

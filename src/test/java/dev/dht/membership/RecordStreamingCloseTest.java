@@ -28,8 +28,8 @@ import reactor.core.Disposable;
 
 /**
  * A joiner whose only source refuses connections asks it again every {@link RecordStreaming#RETRY_DELAY} while it
- * runs; once the node stops ({@link RecordStreaming#close}) the pull fails instead of retrying for ever. A stopped
- * node's pulls used to retry on its closed event loops until the JVM exited.
+ * runs; once the node stops ({@link RecordStreaming#close}) the pull fails instead of retrying for ever (on
+ * the stopped node's closed event loops, until the JVM exits).
  */
 class RecordStreamingCloseTest {
     private static final URI JOINER = URI.create("http://joiner:8080");

@@ -53,7 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  *       and they deoptimise the client path's compiled code: the repair's streamed responses are new classes where
  *       Netty's {@code HttpResponseEncoder}, Spring's {@code AbstractServerHttpResponse.doCommit} and Reactor's
  *       operators had seen only the client's ({@code class_check} and {@code bimorphic} traps in a
- *       {@code -XX:+LogCompilation} log, 2026-11-25), so client requests run in less optimised code until the JIT
+ *       {@code -XX:+LogCompilation} log), so client requests run in less optimised code until the JIT
  *       recompiled them for both. A node pays that over its first repairs, not per repair; the warm-up pairs
  *       show it.
  * </ol>

@@ -15,7 +15,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.springframework.http.HttpStatus;
 
 /**
- * Tombstone GC together with anti-entropy repair (issue #18, point 2): a replica that missed a delete gets the
+ * Tombstone GC together with anti-entropy repair: a replica that missed a delete gets the
  * tombstone from a repair within the grace, every node then purges it, and later repairs bring nothing back.
  * Hints are off, so only the repair can carry the missed delete.
  */

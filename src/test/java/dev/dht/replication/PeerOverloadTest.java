@@ -28,7 +28,7 @@ import org.springframework.http.HttpStatus;
  */
 class PeerOverloadTest {
     // A 5-s replica timeout: the delayed calls below (700 ms each, two in turn) must not time out on a busy
-    // 2-core machine, where with the default 1 s the first one did. No hints: the writes the other tests fail
+    // 2-core machine, where with the default 1 s the first one can. No hints: the writes the other tests fail
     // would be replayed to node 1 in the background, over its one connection, while the reads test the pool.
     @RegisterExtension
     static final InProcessCluster cluster = InProcessCluster.of(3, Map.of("dht.replica-pool-size", "1",

@@ -21,10 +21,9 @@ import org.junit.jupiter.api.Test;
  * A request whose {@code from} its handler checked under three members, coordinated under the next view, in which
  * one of them is being removed (two members keep replicas): the coordinator refuses it as
  * {@link ClusterTooSmallException} (400, "from 3 exceeds the cluster size 2"), stores nothing and leaves the view's
- * request count as it found it, so the membership step that waits for that view's requests is not held. Before,
- * such a write failed as a bare {@link IllegalArgumentException} (500 "internal error"); such a read was served from
- * the old set, leaving member included, in this phase, and after the read switch failed the same way, keeping its
- * view counted. No sockets: in-memory replicas.
+ * request count as it found it, so the membership step that waits for that view's requests is not held: not a
+ * bare {@link IllegalArgumentException} (500 "internal error") for a write, nor, for a read, an answer from the old
+ * set, the leaving member included, in this phase and that 500 after the read switch, its view left counted. No sockets: in-memory replicas.
  */
 class ShrunkClusterRequestTest {
     private static final List<URI> NODES = List.of(URI.create("http://a:8080"), URI.create("http://b:8080"),

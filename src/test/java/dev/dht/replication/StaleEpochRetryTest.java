@@ -35,9 +35,9 @@ import reactor.core.scheduler.Schedulers;
  * switch (epoch 4); b, c and x took the rollback (5) and the settled view without x (6), and x cleaned up. a's client
  * requests are placed under epoch 4, so a key x's join moved is read from and written to the new sets, x among them.
  * The replicas that took the rollback refuse such calls ({@link EpochFence}); a takes their view (here the refusal
- * hands it over, as the peer client's catch-up does) and places the request again under it, once. Before, a read at
- * 2/3 answered from a's own store and the cleaned-up x returned the value that a 2/3 write after the rollback had
- * replaced, and a write left a copy on x, a node that is no replica. No sockets: in-memory replicas.
+ * hands it over, as the peer client's catch-up does) and places the request again under it, once. Without the retry a
+ * read at 2/3 would answer from a's own store and the cleaned-up x, returning the value that a 2/3 write after the
+ * rollback replaced, and a write would leave a copy on x, a node that is no replica. No sockets: in-memory replicas.
  */
 class StaleEpochRetryTest {
     private static final List<URI> NODES = List.of(URI.create("http://a:8080"), URI.create("http://b:8080"),

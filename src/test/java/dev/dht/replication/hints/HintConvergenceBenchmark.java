@@ -10,7 +10,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The issue's scenario at full size, timed (a benchmark, not part of the suite: surefire runs {@code *Test}
+ * {@link HintedHandoffTest}'s restarted replica at full size, timed (a benchmark, not part of the suite: surefire runs {@code *Test}
  * classes only). Run: {@code ./mvnw -B -o test -Dtest=HintConvergenceBenchmark}. A 3-node in-process cluster,
  * 200 keys written 3/3, node 2 stopped, 2000 PUTs and the 200 DELETEs at 2/3 through nodes 0 and 1, node 2
  * started again; prints the time from node 2 answering to its store holding every value and every tombstone.

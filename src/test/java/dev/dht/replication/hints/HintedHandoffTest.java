@@ -33,7 +33,10 @@ class HintedHandoffTest {
     static final InProcessCluster cluster = InProcessCluster.of(3, Map.of("dht.max-event-loop-lag", HintBoundsTest.LAG))
             .restoredAfterEach();
 
-    /** The scenario, scaled down: node 2 alone, at 1/3, answers every key as the cluster acknowledged it. */
+    /**
+     * Node 2 stopped while 300 PUTs and 30 DELETEs are acknowledged at 2/3, then started: once it has every hint,
+     * node 2 alone (the others stopped), at 1/3, answers every key as the cluster acknowledged it.
+     */
     @Test
     void aRestartedReplicaGetsTheWritesAndDeletesItMissed() throws InterruptedException {
         String prefix = "missed-" + UUID.randomUUID() + "-";

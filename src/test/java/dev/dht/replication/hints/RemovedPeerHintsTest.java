@@ -38,8 +38,8 @@ class RemovedPeerHintsTest {
             assertThat(removed.statusCode()).as(new String(removed.body(), StandardCharsets.UTF_8)).isEqualTo(202);
 
             // deleted with the removed peer, or, when the replayer's probe of the down node took one as the change
-            // ended, dropped as a hint of a key the node no longer replicates (a run here deleted 19 of 20 with the
-            // peer): gone either way
+            // ended, dropped as a hint of a key the node no longer replicates (most go with the peer): gone either
+            // way
             HintedHandoffTest.awaitTrue("the hints of the removed node deleted",
                     () -> dropped(cluster, HintedHandoff.REMOVED_PEER) + dropped(cluster, HintedHandoff.NOT_REPLICA) >= WRITES);
             assertThat(dropped(cluster, HintedHandoff.REMOVED_PEER)).as("deleted with the removed peer").isPositive();
