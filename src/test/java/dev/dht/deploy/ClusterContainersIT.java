@@ -67,7 +67,10 @@ import org.testcontainers.utility.MountableFile;
  * from the project's {@code Dockerfile} (on a local JRE base, {@code localhost/dht-base:test} unless {@code -Ddht.it.jre-image=...}), each node with the
  * environment the StatefulSet gives its pod and the network name its pod would have ({@code dht-0.dht}, ...).
  * The v0 API is reached on the API's port, probes and metrics on the management port, as in Kubernetes. Then one
- * node is stopped, restarted on its data, cut off from the network, and recreated on an empty volume.
+ * node is stopped (2/3 works through the others, 3/3 times out) and restarted on its data (it serves it), cut off
+ * from the network (2/3 works, 3/3 again once it reconnects), and recreated on an empty volume (503 until rebuilt,
+ * then every key at 1/3 through it with the other two paused); a 4th container joins, serves every key and is
+ * decommissioned; a backup taken in a pod restores through a pod's API port; the heap follows the memory limit.
  *
  * <p>Runs wherever a container engine is found (and fails if that engine cannot be used); skipped with one
  * message where there is none. Podman without a Docker engine: {@code .ci/run} shows the set-up.

@@ -33,9 +33,11 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Joins over node processes. A 4th node process joins a running 3-process cluster: refused (and retrying) while a member is down, then killed
- * with SIGKILL mid-stream and restarted on the same data dir: it resumes the join, streams less than everything it
- * gains (its checkpoint skips what it stored before the kill), and ends a NORMAL member holding every key it gains.
+ * Joins over node processes. A 4th node process joins a running 3-process cluster: refused (and retrying) while a
+ * member is down, then killed with SIGKILL mid-stream and restarted on the same data dir: it resumes the join,
+ * streams less than everything it gains (its checkpoint skips what it stored before the kill), and ends a NORMAL
+ * member holding every key it gains. A member (a coordinator of writes too) frozen by SIGSTOP across a phase change
+ * holds the join, which completes after SIGCONT with every acknowledged write readable through the joiner.
  */
 class JoinProcessIT {
     private static final int KEYS = 20_000;

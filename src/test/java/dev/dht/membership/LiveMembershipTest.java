@@ -27,6 +27,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A node joins a running cluster under load and is then decommissioned under load, in process: no acknowledged
  * write is lost (2/3, 1/1 and 3/3 writes and deletes), no 2/3 request fails while every node is up, and after each
  * change's cleanup every key's newest record is on exactly its {@code from} owners under the view and nowhere else.
+ * The node that left answers clients 503, is not ready and refuses to start on its old data dir. A change asked for
+ * while a member is down is refused with 409 naming it, the view unchanged.
  */
 class LiveMembershipTest {
     private static final Duration CHANGE_TIME = Duration.ofSeconds(90);

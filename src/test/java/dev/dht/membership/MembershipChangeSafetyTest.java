@@ -26,7 +26,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * What keeps a membership change safe: cleanup, without which a key deleted on its owners comes back from a former
  * owner after a round trip 3 -> 4 -> 3 (scylla#12220); abort up to the read switch, after which the cluster takes the
- * next change; removenode, after which the survivors hold every copy again.
+ * next change; removenode, after which the survivors hold every copy again. Also: a version only one old replica
+ * holds (newer there, or the key absent on the primary source) reaches the joiner; removenode is refused for a live
+ * node; the removed node back on its data dir answers clients 503 (no member), not 504.
  */
 class MembershipChangeSafetyTest {
     private static final Duration CHANGE_TIME = Duration.ofSeconds(90);

@@ -30,6 +30,8 @@ import org.springframework.util.FileSystemUtils;
  * change goes on (or is rolled back) when the node that started it, the leader or the joiner dies, and any dead
  * member can be removed, the first one too; a leader that comes back at once finds the change ended or going on.
  * The members hold their streams, so that a join stays in its streaming phase until the test has stopped a node.
+ * Also the survivors of a lost majority: recovered with {@code dht.raft.recover=true}, the dead removed through them
+ * and replaced, every key read back (each method's Javadoc says what it shows).
  */
 class MembershipFailoverIT {
     private static final Duration CHANGE_TIME = Duration.ofSeconds(90);

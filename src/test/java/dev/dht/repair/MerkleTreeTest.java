@@ -12,6 +12,12 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
+/**
+ * The hash tree anti-entropy repair compares: two replicas holding the same records (inserted in any order) have
+ * the same root and no differing segment; a record that differs in timestamp, tombstone, expiry or replica count,
+ * or is missing, shows in exactly its own segment, found by walking one path down; an empty tree differs wherever
+ * the other has records; a tree survives its byte form, and bytes of the wrong length are refused.
+ */
 class MerkleTreeTest {
     private static final int RECORDS = 5000;
 

@@ -7,6 +7,12 @@ import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.Test;
 
+/**
+ * How a coordinator judges a peer for reads, on a settable clock: stalled while calls to it have gone unanswered
+ * longer than the threshold (timed from the oldest unanswered call, not from a quiet spell before it) and no longer
+ * once it answers or nothing is outstanding; slow while its smoothed answer time is above the threshold, fast again
+ * after enough fast answers; a peer never timed is neither.
+ */
 class OutstandingCallsTest {
     private static final Duration THRESHOLD = Duration.ofMillis(50);
     private final AtomicLong now = new AtomicLong(1_000_000_000L);

@@ -5,6 +5,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import org.junit.jupiter.api.Test;
 
+/**
+ * The budget of speculative read retries: a new budget allows its reserve of retries, then refuses; at a ratio of
+ * 10 % every ten reads earn one retry; quiet times save up no more than the reserve; a ratio outside 0 to 1 is
+ * refused.
+ */
 class RetryBudgetTest {
 
     @Test

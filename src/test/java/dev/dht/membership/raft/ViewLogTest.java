@@ -33,7 +33,8 @@ import org.springframework.util.FileSystemUtils;
  * Three view logs in this JVM over loopback: a cluster forms once, a step computed from an old view is refused,
  * the log goes on after its leader is closed, a restarted server recovers its view from its own log, a voter back on
  * an empty disk cannot help elect a leader that misses a committed view, and a node added as a listener receives the
- * views.
+ * views (also by a snapshot's installation once the log was purged). One voter with two listeners becomes three
+ * voters in one step; a server whose part of the group was closed is started again and applies the next view.
  */
 class ViewLogTest {
     private static final RaftPeers PEERS = new RaftPeers(1000, 5);
