@@ -73,7 +73,14 @@ import org.springframework.core.env.SystemEnvironmentPropertySource;
  * The manifests of {@code k8s/} (and the settings in {@code config/}) describe a cluster the node application
  * accepts: every file read strictly into Kubernetes' object model, then the invariants a working 3-node
  * deployment needs, checked against the application itself where it has the answer (settings it binds, health
- * paths it serves, its shutdown timeout).
+ * paths it serves, its shutdown timeout). An unknown or misspelt field fails. Checked: each {@code DHT_*} variable
+ * binds to a setting; a node configured as pod {@code dht-0} answers 200 on every probe path and on the Prometheus
+ * annotations' path on the management port, and no actuator on the API's; {@code SERVER_PORT} and
+ * {@code MANAGEMENT_SERVER_PORT} equal the container ports and the image's defaults; probes are on the management
+ * port, {@code dht-client} has the API's port only; the data dir is on the claim; the grace period covers the
+ * preStop sleep plus the application's shutdown timeout; the secret is referenced and not in the repository. Where
+ * {@code kubectl} is on the PATH, {@code kubectl kustomize k8s/} is compared with the files; otherwise that test is
+ * skipped and says so.
  */
 class KubernetesManifestsTest {
     private static final Path PROJECT = Path.of("").toAbsolutePath();
