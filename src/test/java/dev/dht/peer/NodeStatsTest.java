@@ -6,6 +6,10 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
+/**
+ * A node's stats answer as text: it decodes to what was encoded (an uncounted store as {@code records ?}), lines a
+ * newer node adds are skipped, and an answer without its bytes line, or with a number that is none, is refused.
+ */
 class NodeStatsTest {
 
     @Test
