@@ -8,7 +8,11 @@ import java.util.List;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
 
-/** Rendezvous placement: balance, prefix property, agreement between nodes. */
+/**
+ * Rendezvous placement over three nodes: each node is the first replica of about a third of random keys, a key's
+ * replicas for a smaller {@code from} are the first of those for a larger one, every node computes the same
+ * replicas, and a {@code from} larger than the cluster is refused.
+ */
 class ShardRouterTest {
     private static final List<URI> NODES = List.of(
             URI.create("http://dht-0.dht:8080"), URI.create("http://dht-1.dht:8080"), URI.create("http://dht-2.dht:8080"));

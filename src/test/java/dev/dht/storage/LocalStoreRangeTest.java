@@ -16,7 +16,10 @@ import org.junit.jupiter.api.io.TempDir;
 import reactor.core.publisher.Mono;
 import reactor.test.StepVerifier;
 
-/** Range streams of the local store under a full storage queue. */
+/**
+ * A range stream of the local store whose storage queue fills mid-stream ends with {@link OverloadedException}
+ * instead of throwing from its request, and leaves no LevelDB cursor open.
+ */
 class LocalStoreRangeTest {
     @TempDir
     Path dir;
