@@ -44,8 +44,8 @@ import org.springframework.util.FileSystemUtils;
  * history is checked. Checked: no acknowledged write lost, no read older than a write acknowledged before it began
  * (at 2/3 and 3/3, and at 1/1 until a node is lost for good or a disk wiped), no deleted key back, no change left in
  * progress, every member ready ({@code /v0/status} 200), no cleanup pending. Not checked: availability (a 504 at
- * 2/3 is counted, not a failure: a removenode's dead member and a frozen one are two replicas away; a 504 write is
- * not acknowledged and may or may not be there).
+ * 2/3 is counted, not a failure, and a read-back answered 504 is asked again: a removenode's dead member and a
+ * frozen one are two replicas away; a 504 write is not acknowledged and may or may not be there).
  *
  * <p>It prints its seed, and each round's change, fault and phase; {@code -Dnemesis.seed=S} replays one (the
  * faults' timing still varies with the machine), {@code -Dnemesis.seed=random} draws one, {@code -Dnemesis.rounds=N}

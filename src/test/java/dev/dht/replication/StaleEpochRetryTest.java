@@ -37,7 +37,8 @@ import reactor.core.scheduler.Schedulers;
  * The replicas that took the rollback refuse such calls ({@link EpochFence}); a takes their view (here the refusal
  * hands it over, as the peer client's catch-up does) and places the request again under it, once. Without the retry a
  * read at 2/3 would answer from a's own store and the cleaned-up x, returning the value that a 2/3 write after the
- * rollback replaced, and a write would leave a copy on x, a node that is no replica. No sockets: in-memory replicas.
+ * rollback replaced, and a write would leave a copy on x, a node that is no replica. A coordinator that cannot fetch
+ * the newer view answers the refusal (503 {@code stale-epoch} with {@code Retry-After}, not 504). No sockets: in-memory replicas.
  */
 class StaleEpochRetryTest {
     private static final List<URI> NODES = List.of(URI.create("http://a:8080"), URI.create("http://b:8080"),
