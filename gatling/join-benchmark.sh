@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #32, point 11: what a live join costs. A local 3-node cluster (separate JVMs) is loaded with --keys values
+# What a live join costs. A local 3-node cluster (separate JVMs) is loaded with --keys values
 # of 1 KiB at 2/3, then serves an open-loop mixed load (50 % GET, 50 % PUT of existing keys, 2/3) at --rate
 # requests/s; after a quiet window a 4th node starts and joins by itself while the load goes on. Measured: the
 # join time, the joiner's streaming (records, bytes, records/s, MB/s), and client p50/p99 in the quiet window,
@@ -479,7 +479,7 @@ REPORT="$OUT/report.md"
   echo "Machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')), load average at the start" \
     "$LOAD_AVG_START, at the end $LOAD_AVG_END. Jar: \`$NODE_JAR\` (built $JAR_TIME); the repository at the start:" \
     "commit $COMMIT$([ "$DIRTY" = 0 ] || echo " with uncommitted changes in src/")."
-  [ "$KEYS" = 1000000 ] || echo "**Run at $KEYS keys, not the issue's 1 000 000.**"
+  [ "$KEYS" = 1000000 ] || echo "**Run at $KEYS keys, not the default 1 000 000.**"
   [ -z "$NOTE" ] || echo "$NOTE"
   echo
   echo "Setup: 3 nodes (-Xms$NODE_HEAP -Xmx$NODE_HEAP, --dht.io-threads=$IO_THREADS, pinned: $PIN$([ ${#NODE_ARGS[@]} -eq 0 ] || echo ", ${NODE_ARGS[*]}"))," \
@@ -498,7 +498,7 @@ REPORT="$OUT/report.md"
   echo "| change (within the join) | $X_SECONDS | $X_N | $X_RPS | $X_P50 | $X_P99 | $X_P999 | $X_MAX | $X_ERR |"
   echo "| after the join | $(calc "($AFTER_END - $AFTER_START) / 1000") | $A_N | $A_RPS | $A_P50 | $A_P99 | $A_P999 | $A_MAX | $A_ERR |"
   echo
-  echo "| figure | value | goal (#32) |"
+  echo "| figure | value | goal |"
   echo "|---|---|---|"
   echo "| join | $JOIN_OUTCOME after $JOIN_SECONDS s (process start to 4 members, no change, on node 0) | |"
   echo "| streaming (joiner's log) | $S_RECORDS records, $S_BYTES bytes ($S_MB MB) stored in $S_SECONDS s; $S_COPIES records per loaded key (the joiner gains about 3/4 of the keys) | |"

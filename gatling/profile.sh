@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profiles one node under wrk load (issue #20, point 2) and measures what the noise of a shared machine hardly
+# Profiles one node under wrk load and measures what the noise of a shared machine hardly
 # moves: the node's CPU time per answered request (utime + stime of the process, /proc/PID/stat) and the heap
 # bytes it allocates per request (Micrometer's jvm.gc.memory.allocated between two forced GCs, or the
 # allocation profile's total when the target has no /actuator/prometheus). With a profile mode, async-profiler

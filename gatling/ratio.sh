@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# The ratios of #20, measured with wrk as its text measured them: closed-loop load from wrk (1 thread per target
-# node, 32 keep-alive connections in all), 1 KiB values, load and servers on the same machine, the two targets
-# loaded in turn, alternating A B, B A, ... for several rounds after a warm-up. Prints each round's ratio and the
-# median with its spread. See gatling/README.md, "Ratios with wrk".
+# The throughput ratios (node / bare server, cluster / node), measured with wrk: closed-loop load from wrk (1 thread
+# per target node, 32 keep-alive connections in all), 1 KiB values, load and servers on the same machine, the two
+# targets loaded in turn, alternating A B, B A, ... for several rounds after a warm-up. Prints each round's ratio and
+# the median with its spread. See gatling/README.md, "ratio.sh: the ratios with wrk".
 #
 # usage: gatling/ratio.sh [options] node|cluster
 set -euo pipefail
