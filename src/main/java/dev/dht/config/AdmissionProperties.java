@@ -12,14 +12,19 @@ import org.springframework.util.unit.DataSize;
  * environment variable {@code DHT_MAX_IN_FLIGHT_REQUESTS}, ...); checked when bound (a wrong one stops start-up
  * with an {@link InvalidSettingException} naming it). What each trades: docs/operations.md, "The settings explained".
  *
- * @param maxValueSize           largest accepted value (bytes); larger bodies get 413. At most 64MB, the largest
- *                               value a backup holds ({@link BackupFileFormat#MAX_VALUE_BYTES}). Default 8MB
- * @param maxInFlightBytes       client request-body bytes in flight at once; a body that would pass it gets 503. At
- *                               least maxValueSize. Default a quarter of the max heap, at least maxValueSize
- * @param maxInFlightRequests    client requests served at once; more get 503 at once. Default 1024
- * @param maxEventLoopLag        event loop lag (median of 5 probes) above which client requests get 503. Default 100ms
- * @param lagSheddingMinInFlight client requests in flight below which lag and queue delay refuse none. Default 32
- * @param maxQueueDelay          least queueing delay over 100 ms above which client requests get 503. Default 300ms
+ * @param maxValueSize           largest accepted value (bytes, KB, MB); larger bodies get 413. At most 64MB, the
+ *                               largest value a backup holds
+ * @param maxInFlightBytes       client request-body bytes held at once; a body that would pass it gets 503. At least
+ *                               {@code dht.max-value-size}; unset: a quarter of the max heap, at least that
+ * @param maxInFlightRequests    client requests served at once; more get 503 at once
+ * @param maxEventLoopLag        event loop lag (median of 5 probes) above which client requests get 503, while at
+ *                               least {@code dht.lag-shedding-min-in-flight} are in flight
+ * @param lagSheddingMinInFlight client requests in flight below which event loop lag and queue delay refuse none; 0:
+ *                               no floor
+ * @param maxQueueDelay          client requests get 503 while even the fastest of the last 100 ms took longer than
+ *                               this from admission to answer (a standing queue), and at least
+ *                               {@code dht.lag-shedding-min-in-flight} are in flight
+
  */
 @ConfigurationProperties("dht")
 public record AdmissionProperties(

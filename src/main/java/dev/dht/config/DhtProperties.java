@@ -20,29 +20,36 @@ import org.springframework.util.unit.DataSize;
  * ({@link TlsProperties}) ones; checked when bound: a wrong one stops start-up with an
  * {@link InvalidSettingException} naming it. What each setting trades: docs/operations.md, "The settings explained".
  *
- * @param self                   this node's base URL
- * @param nodes                  base URLs of the nodes of a brand-new cluster, self included, in the same order on
- *                               every node (its first cluster view); once a node stored a view, that view decides
- *                               membership and these only name seeds. A node not listed joins through them.
+ * <p>The {@code @param} comments of these records describe the settings: the configuration processor writes them,
+ * with each name and {@code @DefaultValue}, into {@code META-INF/spring-configuration-metadata.json}, and
+ * docs/reference.md lists them as written there (SettingsReferenceTest). A default is stated by the code alone.
+ *
+ * @param self                   this node's base URL, {@code http://host:port} ({@code https://} with TLS)
+ * @param nodes                  base URLs of the nodes of a brand-new cluster, comma-separated, self included, in the
+ *                               same order on every node (its first cluster view); once a node stored a view, that
+ *                               view decides membership and these only name seeds: a node not listed joins through
+ *                               them
  * @param dataDir                directory of this node's LevelDB files; created if missing, must be writable
- * @param replicationFactor      copies a request without {@code replicas} keeps (its majority answers). Default 3
- * @param clusterSecret          shared secret of the internal protocol; required with more than one node
- * @param ioThreads              event loops of the web server and replica client; 0: one per processor. Default 0
+ * @param replicationFactor      copies a request without {@code replicas} keeps; it is answered at their majority
+ * @param clusterSecret          secret of {@code /internal/*} and the actuator's writes (header
+ *                               {@code X-Dht-Cluster-Secret}); required with more than one node
+ * @param ioThreads              Netty event loops of the web server and replica client; 0: one per processor
  * @param storage                storage settings
  * @param hints                  hinted handoff settings
  * @param repair                 anti-entropy repair settings
  * @param tombstone              tombstone garbage collection settings
- * @param rebuild                stream this node's records from its peers before serving replica reads. Default false
+ * @param rebuild                at start, stream this node's records from its peers before serving replica reads (a
+ *                               lost disk replaced: docs/operations.md, "Rebuild")
  * @param cleanup                after a membership change, drop the records this node no longer replicates (Cassandra's
- *                               {@code nodetool cleanup}, run by itself). Default true; false keeps them, and a key
- *                               deleted on its owners can then come back from a former owner once its tombstone is
- *                               collected
+ *                               {@code nodetool cleanup}, run by itself); false keeps them, and a key deleted on its
+ *                               owners can then come back from a former owner once its tombstone is collected
  * @param streamRate             records (first pass) or digests (second pass) per second a node gaining keys in a
  *                               membership change takes from one source, at most (Cassandra's stream throughput
- *                               limit). Default 50000
+ *                               limit)
  * @param raft                   the view log's Raft settings
- * @param changeFailureTimeout   how long the joining or leaving node of a membership change may be down before
- *                               the change is rolled back. Default 60s
+ * @param changeFailureTimeout   how long any member a membership change waits for (its joining or leaving node
+ *                               included, not the node a removenode removes) may stay silent before the change is
+ *                               rolled back; counted from the change's start at the earliest
  * @param backup                 cluster backup settings
  */
 @ConfigurationProperties("dht")
@@ -143,16 +150,17 @@ public record DhtProperties(
     /**
      * Storage settings, prefix {@code dht.storage}; what each trades: docs/operations.md, "The settings explained".
      *
-     * @param engine          jni (leveldbjni, x86-64 only, the default) or java (pure-Java port, any CPU)
-     * @param sync            fsync every write: survives power loss, not only {@code kill -9}. Default false
-     * @param threads         storage worker threads. Default 4
-     * @param queueCapacity   storage tasks that may wait; beyond it requests get 503. Default 1024
-     * @param rowCacheSize    heap for a row cache of recently read records (bytes, KB, MB, GB); 0: off. Default 0
-     * @param minFreeSpace    usable space the data dir must keep, or writes get 503 (bytes, KB, MB, GB); 0: no
-     *                        check. Default 64MB
+     * @param engine          {@code jni} (leveldbjni, x86-64 only) or {@code java} (pure-Java LevelDB, any CPU, e.g.
+     *                        ARM; slower)
+     * @param sync            fsync every write: an acknowledged write survives power loss, not only {@code kill -9}
+     * @param threads         storage worker threads, which run every LevelDB call
+     * @param queueCapacity   storage tasks that may wait; beyond it requests get 503
+     * @param rowCacheSize    heap for a row cache of recently read records (bytes, KB, MB, GB); 0: off
+     * @param minFreeSpace    usable disk space the data dir must keep: below it writes get 503 and hints are dropped
+     *                        (bytes, KB, MB, GB); 0: no check. It must hold about 5 memtables and 10MB
      * @param compactionNice  Linux nice value (0-19) of LevelDB's flush and compaction thread; JNI engine on Linux
-     *                        only. Default 0
-     * @param writeBufferSize LevelDB's memtable size, its {@code write_buffer_size} (bytes, KB, MB). Default 4MB
+     *                        only
+     * @param writeBufferSize LevelDB's memtable size, its {@code write_buffer_size} (bytes, KB, MB; 64KB to 512MB)
      */
     public record Storage(
             @DefaultValue("jni") StorageEngine engine,
@@ -186,12 +194,12 @@ public record DhtProperties(
      * Hinted handoff settings, prefix {@code dht.hints}: a replica write that fails becomes a hint on the
      * coordinator, replayed to the replica once it is seen up.
      *
-     * @param enabled    store hints at all. Default true
+     * @param enabled    store hints of failed replica writes (hints already stored are replayed either way)
      * @param window     no new hints for a peer that has been down longer than this (Cassandra's
-     *                   max_hint_window). Default 3h
-     * @param maxSize    disk space the hint store may take (bytes, suffixes KB, MB, GB); a full store drops new
-     *                   hints, never a client write. Default 1GB
-     * @param replayRate hints replayed per second to one peer, at most. Default 1000
+     *                   max_hint_window)
+     * @param maxSize    disk space the hint store may take (bytes, KB, MB, GB); a full store drops new
+     *                   hints, never a client write
+     * @param replayRate hints replayed per second to one peer, at most
      */
     public record Hints(
             @DefaultValue("true") boolean enabled,
@@ -210,14 +218,14 @@ public record DhtProperties(
     /**
      * Anti-entropy repair settings, prefix {@code dht.repair}.
      *
-     * @param interval time between two scheduled repairs of this node with each peer; 0 schedules none (repair
-     *                 then runs only on demand). Default 1h
+     * @param interval time between two scheduled anti-entropy repairs of this node with each peer; 0 schedules none
+     *                 (repair then runs only on demand: {@code POST /actuator/repair})
      * @param maxRate  records per second a repair with one peer compares and streams, at most (the records of
      *                 differing segments, both sides counted once per key), so that client requests keep their
-     *                 latency during a repair. Default 5000
+     *                 latency during a repair
      * @param scanRate records per second one scan of the store reads, at most: the scan that builds a hash tree
      *                 (on both nodes of a repair) and the one that streams the records of differing segments;
-     *                 every record of the store counts. Default 20000
+     *                 every record of the store counts
      */
     public record Repair(@DefaultValue("1h") Duration interval, @DefaultValue("5000") int maxRate,
                          @DefaultValue("20000") int scanRate) {
@@ -237,9 +245,10 @@ public record DhtProperties(
      * Tombstone garbage collection settings, prefix {@code dht.tombstone}.
      *
      * @param gcGrace    how long a tombstone (or an expired value) is kept before a background pass purges it; at
-     *                   least {@code dht.repair.interval} and {@code dht.hints.window}. Default 10d
-     * @param gcInterval time between two purge passes; 0 runs none. Default 1h
-     * @param gcRate     records a pass purges per second, at most. Default 1000
+     *                   least {@code dht.repair.interval} and {@code dht.hints.window}. A node down longer refuses
+     *                   to start (docs/operations.md, "Rebuild")
+     * @param gcInterval time between two purge passes; 0 runs none
+     * @param gcRate     records a pass purges per second, at most
      */
     public record Tombstone(
             @DefaultValue("10d") Duration gcGrace,
@@ -263,11 +272,10 @@ public record DhtProperties(
      *                node of a cluster keeps the same distance between the two: a node finds a peer's Raft server at
      *                the peer's URL port plus its own distance
      * @param voters  members that vote in the log, at most (the NORMAL members, then a leaving one until its change
-     *                ends, cut to an odd count; the rest, joiners too, receive it as listeners). Default 5
+     *                ends, cut to an odd count; the rest, joiners too, receive it as listeners)
      * @param recover recover the log from a lost majority of its voters at this start: this node becomes its only
      *                voter, going on from the newest view it holds; once only (a marker in the data dir), and never
-     *                while a majority of the voters answers (docs/membership.md, "Recovery from a lost majority").
-     *                Default false
+     *                while a majority of the voters answers (docs/membership.md, "Recovery from a lost majority")
      */
     public record Raft(Integer port, @DefaultValue("5") int voters, @DefaultValue("false") boolean recover) {
         /** @throws InvalidSettingException if a value is out of range */
@@ -282,25 +290,26 @@ public record DhtProperties(
     /**
      * Cluster backup settings, prefix {@code dht.backup} (docs/backup.md).
      *
-     * @param location    where backups go: {@code file:/path} (a local or mounted directory) or
-     *                    {@code s3://bucket/prefix}; empty: backups are refused (409). Default empty
+     * @param location    where backups go: {@code file:/path} (a directory every node can write: local for one
+     *                    machine, a shared volume otherwise) or {@code s3://bucket/prefix}; empty: backups are refused
+     *                    (409)
      * @param rate        bytes per second this node reads from its store and writes to the location during a
-     *                    backup, at most (bytes, KB, MB, GB). Default 64MB
-     * @param keep        completed backups kept; older ones are deleted after each backup that completes. Default 7
-     * @param fileSize    a member's part is split into files of about this many bytes (bytes, KB, MB, GB).
-     *                    Default 1GB
-     * @param s3Endpoint  S3 endpoint override for S3-compatible stores (MinIO, Ceph, SeaweedFS); empty: AWS.
-     *                    Default empty
-     * @param s3Region    S3 region. Default us-east-1
+     *                    backup, at most (bytes, KB, MB, GB)
+     * @param keep        completed backups kept; older ones are deleted after each backup that completes
+     * @param fileSize    a member's part is split into files of about this many bytes (bytes, KB, MB, GB; 1MB to
+     *                    4TB)
+     * @param s3Endpoint  S3 endpoint override for S3-compatible stores (MinIO, Ceph, SeaweedFS); empty: AWS
+     * @param s3Region    S3 region
      * @param s3PathStyle address buckets by path ({@code endpoint/bucket/key}) instead of by host name, as most
-     *                    S3-compatible stores need. Default false
+     *                    S3-compatible stores need
      * @param nice        Linux nice value (0-19) of the threads that encode, compress, checksum and write backup
-     *                    files, so that a backup takes the CPU requests leave idle; 0: as the rest. Default 19
+     *                    files, so that a backup takes the CPU requests leave idle; 0: as the rest
      * @param retryWindow how long a member's part that failed on an overload (503) or an unreachable member (a
-     *                    restart) is tried again, with backoff, before the backup fails; 0: not at all. Default 60s
+     *                    restart) is tried again, with backoff, before the backup fails; 0: not at all
      * @param s3          settings of S3 locations beyond the endpoint: encryption, upload memory
      * @param incrementalMargin an incremental backup holds the records stamped since its base started, less this:
-     *                    at least the replica timeout plus the largest skew between the nodes' clocks. Default 1m
+     *                    at least {@code dht.replica-timeout} plus the largest skew between the nodes' clocks
+     *                    (docs/backup.md, "Incremental backups")
      */
     public record Backup(
             @DefaultValue("") String location,
@@ -347,12 +356,11 @@ public record DhtProperties(
      * Settings of S3 backup locations, prefix {@code dht.backup.s3} (docs/backup.md).
      *
      * @param sse          server-side encryption of every object a backup writes: empty (the bucket's default),
-     *                     {@code AES256} (SSE-S3) or {@code aws:kms} (SSE-KMS). Default empty
-     * @param kmsKeyId     the KMS key of {@code aws:kms} (id or ARN); empty: the account's {@code aws/s3} key.
-     *                     Default empty
+     *                     {@code AES256} (SSE-S3) or {@code aws:kms} (SSE-KMS)
+     * @param kmsKeyId     the KMS key of {@code aws:kms} (id or ARN); empty: the account's {@code aws/s3} key
      * @param uploadMemory bytes of multipart parts a node uploads at once, at most (at least one part goes); parts
-     *                     are 8 MiB, larger where {@code dht.backup.file-size} needs more than 10 000 of them.
-     *                     Default 64MB
+     *                     are 8 MiB, larger where {@code dht.backup.file-size} needs more than 10 000 of them
+
      */
     public record S3(
             @DefaultValue("") String sse,

@@ -17,8 +17,9 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  *                      out instead of asked again until it does, and the node serves once the others streamed their
  *                      records. Writes acknowledged only by the members left out (and not yet repaired to another
  *                      replica) are lost to this node's copy: with {@code from=3} a 2/3 write held by this node's lost
- *                      disk and one missing member reads back only from that member, once it returns. Empty (the
- *                      default): a rebuild waits for every replica of this node's ranges
+ *                      disk and one missing member reads back only from that member, once it returns. Empty: a
+ *                      rebuild waits for every replica of this node's ranges
+
  */
 @ConfigurationProperties("dht.rebuild")
 public record RebuildProperties(@DefaultValue List<URI> acceptMissing) {

@@ -10,12 +10,18 @@ import org.springframework.boot.context.properties.bind.DefaultValue;
  * variable {@code DHT_REPLICA_TIMEOUT}, ...); checked when bound (a wrong one stops start-up with an
  * {@link InvalidSettingException} naming it). What each trades: docs/operations.md, "The settings explained".
  *
- * @param replicaTimeout        connect and answer timeout of replica calls; no quorum by then is 504. Default 1s
- * @param speculativeRetryDelay read wait for {@code ack} answers before asking all; below replicaTimeout. Default 50ms
- * @param replicaPoolSize       pooled connections per peer. Default 64
- * @param replicaWritesInFlight write requests in flight per peer (<= pool size); more wait and batch. Default 1
- * @param replicaReadsInFlight  read requests in flight per peer (<= pool size); more wait and batch. Default 1
- * @param rangeIdleTimeout      how long a peer's range stream may send nothing while data is wanted. Default 10s
+ * @param replicaTimeout        connect and answer timeout of replica calls; a coordinator without {@code ack} answers
+ *                              by then answers 504
+ * @param speculativeRetryDelay a read asks its first {@code ack} replicas, and the other {@code from - ack} after this
+ *                              long without their answers; 0: all at once. Below {@code dht.replica-timeout}
+ * @param replicaPoolSize       keep-alive connections per peer; as many calls again may wait for one, more get 503
+ * @param replicaWritesInFlight write requests in flight per peer (at most the pool size); more wait and go as one
+ *                              batch
+ * @param replicaReadsInFlight  read requests in flight per peer (at most the pool size); more wait and go as one
+ *                              batch
+ * @param rangeIdleTimeout      how long a peer's range stream may send nothing while its data is wanted before the
+ *                              range is cut off
+
  */
 @ConfigurationProperties("dht")
 public record ReplicaClientProperties(

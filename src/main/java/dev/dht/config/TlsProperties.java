@@ -6,13 +6,14 @@ import org.springframework.boot.web.server.Ssl;
 
 /**
  * TLS settings, prefix {@code dht.tls} (environment variables {@code DHT_TLS_BUNDLE}, {@code DHT_TLS_CLIENT_AUTH}).
- * Off by default. How to turn it on: docs/operations.md, "TLS".
+ * How to turn it on: docs/operations.md, "TLS".
  *
  * @param bundle     name of a Spring Boot SSL bundle ({@code spring.ssl.bundle.pem.NAME.*} or {@code jks.NAME.*}):
  *                   its key and certificate serve HTTPS on the server port (and the management port) and are this
  *                   node's client certificate towards peers; its trust store holds the cluster's CA, which peers'
- *                   certificates must chain to. Empty (the default): plain HTTP
- * @param clientAuth whether the server port asks for client certificates: {@code none} (default), {@code want}
+ *                   certificates must chain to. Empty: plain HTTP
+ * @param clientAuth whether the server port asks for client certificates: {@code none}, {@code want}
+
  *                   (verified if presented) or {@code need} (mutual TLS: a connection without a certificate from
  *                   the cluster's CA is refused in the handshake). A verified client certificate stands in for the
  *                   cluster secret on {@code /internal/*} and the actuator's write operations

@@ -88,8 +88,9 @@ public final class TopologyCoordinator {
     /**
      * @param founding       the first view of a new cluster of {@code dht.nodes} (with the id the founding members
      *                       agreed on), or null if this node is no founding member
-     * @param failureTimeout {@code dht.change-failure-timeout}: how long a joiner or leaver may be down before its
-     *                       change is rolled back
+     * @param failureTimeout {@code dht.change-failure-timeout}: how long any member the change waits for (its joiner
+     *                       or leaver included) may be silent before the change is rolled back
+
      * @param health         the node's failure detector, which this node's liveness probes of every member feed
      */
     public TopologyCoordinator(Membership membership, ViewLog viewLog, RaftPeers raftPeers, ViewExchange exchange,
