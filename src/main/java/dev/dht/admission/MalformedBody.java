@@ -8,7 +8,7 @@ import reactor.netty.Connection;
 
 /**
  * The mark of a connection whose request body broke its framing (a chunk size that is not hex, a missing CRLF),
- * set by {@link AdmissionHandler} and checked by the body reader ({@code dev.dht.web.RequestBodyReader}) once the
+ * set by {@link AdmissionHandler} and checked by the body reader ({@code dev.dht.http.RequestBodyReader}) once the
  * body has ended.
  *
  * <p>Why a mark: Netty's HTTP codec hands such a body's end on as a part whose decoder result is a failure.

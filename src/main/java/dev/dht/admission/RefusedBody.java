@@ -15,7 +15,7 @@ import reactor.netty.http.server.HttpServerRequest;
 /**
  * The mark of a request whose chunked body {@link AdmissionHandler} refused part-way because {@link BodyMemory}
  * had no room for its next part: the handler ends the body there (the rest is read and dropped) and marks the
- * request, and the body reader ({@code dev.dht.web.RequestBodyReader}) turns the mark into the refusal (503 with
+ * request, and the body reader ({@code dev.dht.http.RequestBodyReader}) turns the mark into the refusal (503 with
  * {@code Retry-After}) once the body has ended, before anything of it is used. The same way as
  * {@link MalformedBody}, except that the connection stays open, so the mark belongs to the request, not the
  * connection: it is keyed by the identity of the request's Netty headers, which Reactor Netty hands on as the

@@ -1,6 +1,6 @@
 package dev.dht.api;
 
-import dev.dht.web.BadRequestException;
+import dev.dht.http.BadRequestException;
 import java.io.ByteArrayOutputStream;
 import java.net.URLDecoder;
 import java.nio.ByteBuffer;

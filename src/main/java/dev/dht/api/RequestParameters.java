@@ -1,7 +1,8 @@
 package dev.dht.api;
 
+import dev.dht.http.BadRequestException;
+import dev.dht.http.QueryParameters;
 import dev.dht.replication.ReplicationFactor;
-import dev.dht.web.BadRequestException;
 import java.time.Duration;
 import java.util.Optional;
 import org.springframework.web.reactive.function.server.ServerRequest;
@@ -23,7 +24,7 @@ public final class RequestParameters {
      * @throws BadRequestException if it is missing, empty, not UTF-8 or holds a control character
      */
     public static String requiredKey(ServerRequest request, String name) {
-        String value = required(request, name);
+        String value = QueryParameters.required(request, name);
         KeyText.check(request, name, value);
         return value;
     }
@@ -39,34 +40,8 @@ public final class RequestParameters {
      * @throws BadRequestException if it is present but empty, not UTF-8 or holds a control character
      */
     public static Optional<String> optionalKey(ServerRequest request, String name) {
-        Optional<String> value = optional(request, name);
+        Optional<String> value = QueryParameters.optional(request, name);
         value.ifPresent(key -> KeyText.check(request, name, key));
-        return value;
-    }
-
-    /**
-     * The value of a parameter that must be present and non-empty (percent-decoded as UTF-8).
-     *
-     * @throws BadRequestException if it is missing or empty
-     */
-    public static String required(ServerRequest request, String name) {
-        String value = request.queryParam(name).orElse("");
-        if (value.isEmpty()) {
-            throw new BadRequestException("missing or empty parameter '" + name + "'");
-        }
-        return value;
-    }
-
-    /**
-     * The value of an optional parameter, empty if absent.
-     *
-     * @throws BadRequestException if it is present but empty
-     */
-    public static Optional<String> optional(ServerRequest request, String name) {
-        Optional<String> value = request.queryParam(name);
-        if (value.isPresent() && value.get().isEmpty()) {
-            throw new BadRequestException("empty parameter '" + name + "'");
-        }
         return value;
     }
 

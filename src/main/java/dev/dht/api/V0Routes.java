@@ -4,9 +4,9 @@ import static org.springframework.web.reactive.function.server.RequestPredicates
 
 import dev.dht.admission.BodyMemory;
 import dev.dht.cluster.Membership;
+import dev.dht.http.RequestBodyReader;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.RangeCoordinator;
-import dev.dht.web.RequestBodyReader;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
 import org.springframework.http.HttpMethod;
 import org.springframework.http.HttpStatus;

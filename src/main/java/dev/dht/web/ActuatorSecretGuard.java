@@ -1,5 +1,6 @@
 package dev.dht.web;
 
+import dev.dht.http.ClientCertificate;
 import dev.dht.peer.InternalProtocol;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;

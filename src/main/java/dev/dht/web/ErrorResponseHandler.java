@@ -2,6 +2,8 @@ package dev.dht.web;
 
 import dev.dht.failure.OverloadReason;
 import dev.dht.failure.OverloadedException;
+import dev.dht.http.BadRequestException;
+import dev.dht.http.PayloadTooLargeException;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.replication.ClusterTooSmallException;
 import dev.dht.replication.QuorumNotReachedException;

@@ -1,7 +1,7 @@
 package dev.dht.peer.server;
 
+import dev.dht.http.ClientCertificate;
 import dev.dht.peer.InternalProtocol;
-import dev.dht.web.ClientCertificate;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import org.springframework.http.HttpStatus;

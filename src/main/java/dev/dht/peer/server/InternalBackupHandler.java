@@ -1,9 +1,9 @@
 package dev.dht.peer.server;
 
-import dev.dht.api.RequestParameters;
 import dev.dht.backup.BackupRefusedException;
 import dev.dht.backup.MemberBackup;
 import dev.dht.failure.OverloadedException;
+import dev.dht.http.QueryParameters;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
@@ -30,7 +30,7 @@ public final class InternalBackupHandler {
 
     /** Writes this node's part, as described above. */
     public Mono<ServerResponse> backup(ServerRequest request) {
-        String id = RequestParameters.required(request, "id");
+        String id = QueryParameters.required(request, "id");
         if (!id.matches("[A-Za-z0-9][A-Za-z0-9_-]{0,99}")) {
             return text(HttpStatus.BAD_REQUEST, "malformed backup id");
         }

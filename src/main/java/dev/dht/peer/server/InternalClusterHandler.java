@@ -1,10 +1,11 @@
 package dev.dht.peer.server;
 
-import dev.dht.api.RequestParameters;
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.ClusterViewFile;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
+import dev.dht.http.BadRequestException;
+import dev.dht.http.QueryParameters;
 import dev.dht.membership.ChangeProcedure;
 import dev.dht.membership.ChangeRefusedException;
 import dev.dht.membership.OwnershipCleanup;
@@ -13,7 +14,6 @@ import dev.dht.membership.ViewExchange;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.peer.StreamPart;
-import dev.dht.web.BadRequestException;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
@@ -72,8 +72,8 @@ public final class InternalClusterHandler {
 
     /** 200 streaming the records {@code peer} gains from this node as range frames; 409 without a change. */
     public Mono<ServerResponse> stream(ServerRequest request) {
-        Node peer = new Node(url(RequestParameters.required(request, "peer")), false);
-        long epoch = epoch(RequestParameters.required(request, "epoch"));
+        Node peer = new Node(url(QueryParameters.required(request, "peer")), false);
+        long epoch = epoch(QueryParameters.required(request, "epoch"));
         byte[] after = request.queryParam("after").map(key -> key.getBytes(StandardCharsets.UTF_8)).orElse(null);
         StreamPart part;
         try {
@@ -93,8 +93,8 @@ public final class InternalClusterHandler {
 
     /** Pulls what this node gains: 200 once stored, 409 without a change. */
     public Mono<ServerResponse> pull(ServerRequest request) {
-        long epoch = epoch(RequestParameters.required(request, "epoch"));
-        Set<URI> lost = RequestParameters.optional(request, "lost").stream()
+        long epoch = epoch(QueryParameters.required(request, "epoch"));
+        Set<URI> lost = QueryParameters.optional(request, "lost").stream()
                 .flatMap(text -> Arrays.stream(text.split(",")))
                 .filter(node -> !node.isBlank())
                 .map(URI::create)
@@ -106,7 +106,7 @@ public final class InternalClusterHandler {
 
     /** Starts this node's cleanup after the change that ended at {@code epoch}: 200. */
     public Mono<ServerResponse> cleanup(ServerRequest request) {
-        cleanup.startAfter(epoch(RequestParameters.required(request, "epoch")));
+        cleanup.startAfter(epoch(QueryParameters.required(request, "epoch")));
         return text(HttpStatus.OK, "cleanup " + (cleanup.isPending() ? "running" : "done"));
     }
 

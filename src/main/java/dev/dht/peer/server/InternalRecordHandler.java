@@ -1,8 +1,10 @@
 package dev.dht.peer.server;
 
-import dev.dht.api.RequestParameters;
 import dev.dht.cluster.EpochFence;
 import dev.dht.failure.OverloadReason;
+import dev.dht.http.BadRequestException;
+import dev.dht.http.QueryParameters;
+import dev.dht.http.RequestBodyReader;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.RangeFrameCodec;
@@ -10,8 +12,6 @@ import dev.dht.peer.ReadBatchCodec;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
-import dev.dht.web.BadRequestException;
-import dev.dht.web.RequestBodyReader;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
@@ -61,7 +61,7 @@ public final class InternalRecordHandler {
      */
     public Mono<ServerResponse> read(ServerRequest request) {
         rebuild.checkReadable();
-        byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
+        byte[] key = QueryParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
         long epoch = epochOf(request);
         if (!fence.admits(epoch, key, fromOf(request))) {
             return stale(epoch);
@@ -76,7 +76,7 @@ public final class InternalRecordHandler {
      * call is stale for the key (placed with the record's {@code from}).
      */
     public Mono<ServerResponse> write(ServerRequest request) {
-        byte[] key = RequestParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
+        byte[] key = QueryParameters.required(request, "id").getBytes(StandardCharsets.UTF_8);
         long epoch = epochOf(request);
         return bodyReader.read(request)
                 .map(InternalRecordHandler::decode)
@@ -143,8 +143,8 @@ public final class InternalRecordHandler {
         if (!fence.admitsRange(epoch)) {
             return stale(epoch);
         }
-        byte[] start = RequestParameters.required(request, "start").getBytes(StandardCharsets.UTF_8);
-        byte[] end = RequestParameters.optional(request, "end").map(e -> e.getBytes(StandardCharsets.UTF_8)).orElse(null);
+        byte[] start = QueryParameters.required(request, "start").getBytes(StandardCharsets.UTF_8);
+        byte[] end = QueryParameters.optional(request, "end").map(e -> e.getBytes(StandardCharsets.UTF_8)).orElse(null);
         return ServerResponse.ok()
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .body(BodyInserters.fromDataBuffers(
@@ -164,7 +164,7 @@ public final class InternalRecordHandler {
     /** The {@code from} a read was placed with; 0 if the caller names none. */
     private static int fromOf(ServerRequest request) {
         try {
-            return RequestParameters.optional(request, "from").map(Integer::parseInt).orElse(0);
+            return QueryParameters.optional(request, "from").map(Integer::parseInt).orElse(0);
         } catch (NumberFormatException e) {
             throw new BadRequestException("from must be a number");
         }

@@ -1,12 +1,12 @@
 package dev.dht.peer.server;
 
-import dev.dht.api.RequestParameters;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
+import dev.dht.http.BadRequestException;
+import dev.dht.http.QueryParameters;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.repair.MerkleTree;
 import dev.dht.repair.RepairScan;
-import dev.dht.web.BadRequestException;
 import java.net.URI;
 import java.util.Base64;
 import java.util.BitSet;
@@ -45,7 +45,7 @@ public final class InternalRepairHandler {
     /** 200, streaming the shared records of the requested segments as range frames, with backpressure. */
     public Mono<ServerResponse> records(ServerRequest request) {
         Node peer = peer(request);
-        BitSet segments = segments(RequestParameters.required(request, "segments"));
+        BitSet segments = segments(QueryParameters.required(request, "segments"));
         return ServerResponse.ok()
                 .contentType(MediaType.APPLICATION_OCTET_STREAM)
                 .body(BodyInserters.fromDataBuffers(RangeFrameCodec.encode(scan.records(peer, segments),
@@ -53,7 +53,7 @@ public final class InternalRepairHandler {
     }
 
     private Node peer(ServerRequest request) {
-        String url = RequestParameters.required(request, "peer");
+        String url = QueryParameters.required(request, "peer");
         URI uri;
         try {
             uri = URI.create(url);

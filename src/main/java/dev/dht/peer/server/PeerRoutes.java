@@ -2,12 +2,12 @@ package dev.dht.peer.server;
 
 import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
+import dev.dht.http.RequestBodyReader;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerEndpoint;
 import dev.dht.repair.RepairScan;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
-import dev.dht.web.RequestBodyReader;
 import org.springframework.web.reactive.function.server.RequestPredicate;
 import org.springframework.web.reactive.function.server.RequestPredicates;
 import org.springframework.web.reactive.function.server.RouterFunction;

@@ -9,6 +9,7 @@ import static org.springframework.web.reactive.function.server.RouterFunctions.r
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Placement;
+import dev.dht.http.RequestBodyReader;
 import dev.dht.node.HybridLogicalClock;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.InternalProtocol;
@@ -20,7 +21,6 @@ import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import dev.dht.storage.StorageEngine;
 import dev.dht.storage.StorageScheduler;
-import dev.dht.web.RequestBodyReader;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

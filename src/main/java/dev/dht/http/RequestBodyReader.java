@@ -1,4 +1,4 @@
-package dev.dht.web;
+package dev.dht.http;
 
 import dev.dht.admission.MalformedBody;
 import dev.dht.admission.RefusedBody;

@@ -1,4 +1,4 @@
-package dev.dht.web;
+package dev.dht.http;
 
 /** Client input that cannot be served (missing id, malformed replicas, ...). Answered as 400; nothing is changed. */
 public final class BadRequestException extends RuntimeException {

@@ -1,4 +1,4 @@
-package dev.dht.web;
+package dev.dht.http;
 
 /** A request body larger than {@code dht.max-value-size}. Answered as 413; nothing is stored. */
 public final class PayloadTooLargeException extends RuntimeException {

@@ -1,4 +1,4 @@
-package dev.dht.web;
+package dev.dht.http;
 
 import java.security.cert.X509Certificate;
 import org.springframework.http.server.reactive.SslInfo;
