@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
  * The packages of the main code form a graph without cycles (each Java package is a node, sub-packages
  * included: {@code dev.dht.peer} and {@code dev.dht.peer.server} are two). A cycle would tie its packages into
  * one unit that can be understood, tested and changed only as a whole. Apache Ratis is used in
- * {@code dev.dht.membership.raft} only: the rest of the code knows the view log by its own types.
+ * {@code dev.dht.membership.raft} only: the rest of the code knows the view log by its own types. The node-to-node
+ * protocol ({@code dev.dht.peer} and below) knows its endpoints, not the features that serve them.
  */
 class PackageCyclesTest {
     private static final JavaClasses MAIN = new ClassFileImporter()
@@ -22,6 +23,20 @@ class PackageCyclesTest {
     @Test
     void mainPackagesAreFreeOfCycles() {
         slices().matching("dev.dht.(**)").should().beFreeOfCycles().check(MAIN);
+    }
+
+    /**
+     * Each feature serves its own {@code /internal/*} endpoints (as Cassandra keeps a verb's handler with its
+     * feature): {@code peer} holds the protocol (endpoints, codecs, client, the routing of endpoints to the handlers
+     * the features register, the guards of every internal route) and depends on no feature package.
+     */
+    @Test
+    void thePeerProtocolDependsOnNoFeature() {
+        noClasses().that().resideInAPackage("dev.dht.peer..")
+                .should().dependOnClassesThat().resideInAnyPackage("dev.dht.api..", "dev.dht.backup..",
+                        "dev.dht.cli..", "dev.dht.config..", "dev.dht.membership..", "dev.dht.repair..",
+                        "dev.dht.replication..", "dev.dht.web..")
+                .check(MAIN);
     }
 
     @Test

@@ -4,6 +4,7 @@ import dev.dht.backup.BackupCatalog;
 import dev.dht.backup.BackupCoordinator;
 import dev.dht.backup.BackupEndpoint;
 import dev.dht.backup.BackupsEndpoint;
+import dev.dht.backup.InternalBackupHandler;
 import dev.dht.backup.MemberBackup;
 import dev.dht.backup.UnconfiguredLocation;
 import dev.dht.backup.format.BackupFileFormat;
@@ -74,6 +75,12 @@ public class BackupConfiguration {
                               Membership membership, @Qualifier("backup") Scheduler scheduler, BackupMetrics metrics) {
         return new MemberBackup(store, location, membership.self(), properties.backup().rate().toBytes(),
                 properties.backup().fileSize().toBytes(), scheduler, metrics);
+    }
+
+    /** The serving side of {@code POST /internal/backup}: writes this node's part of a backup. */
+    @Bean
+    InternalBackupHandler internalBackupHandler(MemberBackup memberBackup) {
+        return new InternalBackupHandler(memberBackup);
     }
 
     /**

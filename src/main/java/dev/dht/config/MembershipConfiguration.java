@@ -10,8 +10,10 @@ import dev.dht.config.ClusterConfiguration.NodeStart;
 import dev.dht.config.TlsConfiguration.TlsSettings;
 import dev.dht.membership.ChangeProcedure;
 import dev.dht.membership.CleanupAfterChange;
-import dev.dht.membership.ClusterFounding;
 import dev.dht.membership.ClusterEndpoint;
+import dev.dht.membership.ClusterFounding;
+import dev.dht.membership.InternalClusterHandler;
+import dev.dht.membership.InternalNodeHandler;
 import dev.dht.membership.LocalNodeStats;
 import dev.dht.membership.MemberStatus;
 import dev.dht.membership.MembershipHealthIndicator;
@@ -27,7 +29,6 @@ import dev.dht.node.RebuildGate;
 import dev.dht.peer.InternalProtocol;
 import dev.dht.peer.PeerClient;
 import dev.dht.peer.server.ClusterEpochFilter;
-import dev.dht.peer.server.InternalClusterHandler;
 import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.RecordCount;
@@ -182,6 +183,12 @@ public class MembershipConfiguration {
     @Bean
     MembershipHealthIndicator membershipHealthIndicator(Membership membership, RebuildGate rebuild, ViewLog viewLog) {
         return new MembershipHealthIndicator(membership, rebuild::isRebuilding, viewLog::problem);
+    }
+
+    /** The serving side of {@code GET /internal/node/stats}: this node's figures for the operator's status. */
+    @Bean
+    InternalNodeHandler internalNodeHandler(LocalNodeStats stats) {
+        return new InternalNodeHandler(stats);
     }
 
     @Bean

@@ -11,6 +11,7 @@ import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
 import dev.dht.repair.AntiEntropyRepair;
 import dev.dht.repair.FirstViewRebuild;
+import dev.dht.repair.InternalRepairHandler;
 import dev.dht.repair.NodeRebuild;
 import dev.dht.repair.RepairClient;
 import dev.dht.repair.RepairEndpoint;
@@ -59,6 +60,12 @@ public class RepairConfiguration {
     }
 
     /** Repair with the other members of the current view (none while this node has yet to join). */
+    /** The serving side of repair's internal endpoints: this node's trees and records for a peer. */
+    @Bean
+    InternalRepairHandler internalRepairHandler(RepairScan scan, Membership membership) {
+        return new InternalRepairHandler(scan, membership);
+    }
+
     @Bean
     AntiEntropyRepair antiEntropyRepair(DhtProperties properties, RepairScan scan, Membership membership,
                                         LocalStore store, Replicas replicas, PeerClient peerClient, RebuildGate gate,

@@ -1,12 +1,15 @@
 package dev.dht.config;
 
+import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.cluster.PeerHealth;
+import dev.dht.http.RequestBodyReader;
 import dev.dht.metrics.ReplicaCallMetrics;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.PeerClient;
 import dev.dht.replication.Coordinator;
+import dev.dht.replication.InternalRecordHandler;
 import dev.dht.replication.LocalReplica;
 import dev.dht.replication.NewMemberReplicas;
 import dev.dht.replication.RangeCoordinator;
@@ -17,6 +20,7 @@ import dev.dht.replication.hints.HintedHandoff;
 import dev.dht.replication.hints.HintsOfRemovedPeers;
 import dev.dht.storage.FreeSpaceReserve;
 import dev.dht.storage.LocalStore;
+import dev.dht.storage.Record;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.time.Duration;
 import java.util.List;
@@ -33,6 +37,17 @@ public class ReplicationConfiguration {
     @Bean
     PeerHealth peerHealth() {
         return new PeerHealth();
+    }
+
+    /**
+     * The replica side of the record and range endpoints: a single record's body may be {@code dht.max-value-size}
+     * plus the record header; reads and writes are fenced by epoch.
+     */
+    @Bean
+    InternalRecordHandler internalRecordHandler(AdmissionProperties admission, LocalStore store, RebuildGate rebuild,
+                                                EpochFence fence) {
+        int maxRecord = (int) admission.maxValueSize().toBytes() + Record.MAX_HEADER_BYTES;
+        return new InternalRecordHandler(store, rebuild, fence, new RequestBodyReader(maxRecord));
     }
 
     /**

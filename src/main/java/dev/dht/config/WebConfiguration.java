@@ -2,21 +2,14 @@ package dev.dht.config;
 
 import dev.dht.admission.BodyMemory;
 import dev.dht.api.V0Routes;
-import dev.dht.backup.MemberBackup;
-import dev.dht.cluster.EpochFence;
 import dev.dht.cluster.Membership;
-import dev.dht.membership.LocalNodeStats;
-import dev.dht.node.RebuildGate;
 import dev.dht.peer.server.ClusterEpochFilter;
-import dev.dht.peer.server.InternalBackupHandler;
-import dev.dht.peer.server.InternalClusterHandler;
-import dev.dht.peer.server.InternalNodeHandler;
+import dev.dht.peer.server.PeerEndpointHandler;
 import dev.dht.peer.server.PeerRoutes;
-import dev.dht.repair.RepairScan;
 import dev.dht.replication.Coordinator;
 import dev.dht.replication.RangeCoordinator;
-import dev.dht.storage.LocalStore;
 import dev.dht.web.ErrorResponseHandler;
+import java.util.List;
 import org.springframework.beans.factory.config.BeanPostProcessor;
 import org.springframework.boot.health.actuate.endpoint.HealthEndpoint;
 import org.springframework.context.annotation.Bean;
@@ -68,14 +61,15 @@ public class WebConfiguration {
                 (int) admission.maxValueSize().toBytes());
     }
 
+    /**
+     * The peers' internal endpoints: each feature's {@link PeerEndpointHandler} bean (records and ranges in
+     * {@link ReplicationConfiguration}, trees in {@link RepairConfiguration}, backup parts in
+     * {@link BackupConfiguration}, views, streams and node figures in {@link MembershipConfiguration}), all behind the
+     * guards of {@link PeerRoutes}.
+     */
     @Bean
-    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, AdmissionProperties admission,
-                                                  LocalStore store, RebuildGate rebuild,
-                                                  RepairScan repairScan, Membership membership,
-                                                  InternalClusterHandler cluster, ClusterEpochFilter epochs,
-                                                  EpochFence fence, MemberBackup backup, LocalNodeStats stats) {
-        return PeerRoutes.routes(store, rebuild, repairScan, membership, cluster, epochs, fence,
-                new InternalBackupHandler(backup), new InternalNodeHandler(stats),
-                (int) admission.maxValueSize().toBytes(), properties.clusterSecret());
+    RouterFunction<ServerResponse> internalRoutes(DhtProperties properties, List<PeerEndpointHandler> handlers,
+                                                  Membership membership, ClusterEpochFilter epochs) {
+        return PeerRoutes.routes(handlers, membership::cluster, epochs, properties.clusterSecret());
     }
 }

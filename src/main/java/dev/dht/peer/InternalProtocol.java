@@ -2,8 +2,9 @@ package dev.dht.peer;
 
 /**
  * The constants of the node-to-node protocol on the wire: its paths, headers and batch limits, shared by the
- * calling side ({@link PeerClient}) and the serving side ({@code peer.server}). Each endpoint, with its method,
- * bodies and statuses, is a constant of {@link PeerEndpoint}.
+ * calling side ({@link PeerClient}) and the serving side (each feature's handlers, routed by
+ * {@code peer.server.PeerRoutes}). Each endpoint, with its method, bodies and statuses, is a constant of
+ * {@link PeerEndpoint}.
  */
 public final class InternalProtocol {
     /** Path of single-record reads and writes. */

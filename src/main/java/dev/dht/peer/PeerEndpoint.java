@@ -13,7 +13,8 @@ import org.springframework.web.util.UriUtils;
  * are timed under. Each constant's comment gives its bodies and statuses. Every request carries
  * {@link InternalProtocol#SECRET_HEADER} (403 without it); a 503 names its reason in
  * {@link InternalProtocol#OVERLOAD_REASON_HEADER}. Records travel in the {@link dev.dht.storage.Record} layout,
- * so timestamps and tombstones travel unchanged. {@link PeerClient} calls them; {@code peer.server} serves them.
+ * so timestamps and tombstones travel unchanged. {@link PeerClient} calls them; each feature serves its
+ * own, and {@code peer.server.PeerRoutes} routes each to its handler.
  */
 public enum PeerEndpoint {
     /**

@@ -24,7 +24,7 @@ import reactor.core.publisher.Mono;
  * {@link InternalProtocol#OVERLOAD_REASON_HEADER} {@code not-a-member} instead of being served, so the request it coordinates fails as that node's own refusal (503 to
  * its client, as once it has taken the view), not as a replica failure (504). A sender ahead of this node is judged
  * so once this node took its view. Whether a member's record call is stale for its key is
- * {@link dev.dht.cluster.EpochFence}'s to say, in {@link InternalRecordHandler}. A failed fetch fails the request (the sender retries, or
+ * {@code dev.dht.cluster.EpochFence}'s to say, in the replica's record handler. A failed fetch fails the request (the sender retries, or
  * treats it as a failed replica call). Never blocks: the fetch is asynchronous.
  */
 public final class ClusterEpochFilter implements HandlerFilterFunction<ServerResponse, ServerResponse> {

@@ -1,4 +1,4 @@
-package dev.dht.peer.server;
+package dev.dht.replication;
 
 import dev.dht.cluster.EpochFence;
 import dev.dht.failure.OverloadReason;
@@ -7,18 +7,22 @@ import dev.dht.http.QueryParameters;
 import dev.dht.http.RequestBodyReader;
 import dev.dht.node.RebuildGate;
 import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.PeerEndpoint;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.peer.ReadBatchCodec;
+import dev.dht.peer.server.PeerEndpointHandler;
 import dev.dht.storage.KeyedRecord;
 import dev.dht.storage.LocalStore;
 import dev.dht.storage.Record;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Map;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.BodyInserters;
+import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
@@ -27,7 +31,8 @@ import reactor.core.publisher.Mono;
  * The replica side of {@code /internal/record}, {@code /internal/records}, {@code /internal/records/read} and
  * {@code /internal/range} (see {@link dev.dht.peer.InternalProtocol}): reads and
  * last-write-wins writes of this node's store, records carried with their timestamps and tombstone flags.
- * Guarded by {@link ClusterSecretFilter}. Storage work runs on the storage scheduler.
+ * Routed by {@link dev.dht.peer.server.PeerRoutes} behind the guards of every internal route. Storage work runs on
+ * the storage scheduler; the handlers never block the event loop.
  *
  * <p>Reads and writes are fenced by epoch ({@link EpochFence}): a call placed under an older view than this node's
  * ({@link InternalProtocol#EPOCH_HEADER}) whose key's replica sets a later step moved is answered 503 with
@@ -35,7 +40,7 @@ import reactor.core.publisher.Mono;
  * read or applied (a batch is refused whole if one of its keys is); a range only if a member that may hold a write
  * alone is missing from its view ({@link EpochFence#admitsRange}).
  */
-public final class InternalRecordHandler {
+public final class InternalRecordHandler implements PeerEndpointHandler {
     private final LocalStore store;
     private final RebuildGate rebuild;
     private final EpochFence fence;
@@ -52,6 +57,16 @@ public final class InternalRecordHandler {
         this.rebuild = rebuild;
         this.fence = fence;
         this.bodyReader = bodyReader;
+    }
+
+    /** {@link PeerEndpoint#READ}, {@link PeerEndpoint#WRITE}, {@link PeerEndpoint#WRITE_BATCH}, {@link PeerEndpoint#READ_BATCH}, {@link PeerEndpoint#RANGE}. */
+    @Override
+    public Map<PeerEndpoint, HandlerFunction<ServerResponse>> handlers() {
+        return Map.of(PeerEndpoint.READ, this::read,
+                PeerEndpoint.WRITE, this::write,
+                PeerEndpoint.WRITE_BATCH, this::writeBatch,
+                PeerEndpoint.READ_BATCH, this::readBatch,
+                PeerEndpoint.RANGE, this::range);
     }
 
     /**

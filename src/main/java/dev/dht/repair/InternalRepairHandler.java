@@ -1,18 +1,20 @@
-package dev.dht.peer.server;
+package dev.dht.repair;
 
 import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.http.BadRequestException;
 import dev.dht.http.QueryParameters;
+import dev.dht.peer.PeerEndpoint;
 import dev.dht.peer.RangeFrameCodec;
-import dev.dht.repair.MerkleTree;
-import dev.dht.repair.RepairScan;
+import dev.dht.peer.server.PeerEndpointHandler;
 import java.net.URI;
 import java.util.Base64;
 import java.util.BitSet;
+import java.util.Map;
 import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.BodyInserters;
+import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
@@ -20,11 +22,12 @@ import reactor.core.publisher.Mono;
 /**
  * The serving side of anti-entropy repair, {@code /internal/repair/tree} and {@code /internal/repair/records}
  * (see {@link dev.dht.peer.InternalProtocol}): this node's hash tree and records of chosen segments,
- * over the records it shares with the calling peer. Guarded by {@link ClusterSecretFilter}. The scans run on
- * the storage scheduler ({@link RepairScan}); 400 for an unknown peer or malformed segments, 503 if the
+ * over the records it shares with the calling peer. Routed by {@link dev.dht.peer.server.PeerRoutes} behind the
+ * guards of every internal route. The scans run on the storage scheduler ({@link RepairScan}), never on the event
+ * loop; 400 for an unknown peer or malformed segments, 503 if the
  * storage queue is full.
  */
-public final class InternalRepairHandler {
+public final class InternalRepairHandler implements PeerEndpointHandler {
     private final RepairScan scan;
     private final Membership membership;
 
@@ -32,6 +35,13 @@ public final class InternalRepairHandler {
     public InternalRepairHandler(RepairScan scan, Membership membership) {
         this.scan = scan;
         this.membership = membership;
+    }
+
+    /** {@link PeerEndpoint#REPAIR_TREE}, {@link PeerEndpoint#REPAIR_RECORDS}. */
+    @Override
+    public Map<PeerEndpoint, HandlerFunction<ServerResponse>> handlers() {
+        return Map.of(PeerEndpoint.REPAIR_TREE, this::tree,
+                PeerEndpoint.REPAIR_RECORDS, this::records);
     }
 
     /** 200 with {@link MerkleTree#toBytes()} of the records shared with {@code peer}. */

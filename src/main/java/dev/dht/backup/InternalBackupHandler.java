@@ -1,13 +1,15 @@
-package dev.dht.peer.server;
+package dev.dht.backup;
 
-import dev.dht.backup.BackupRefusedException;
-import dev.dht.backup.MemberBackup;
 import dev.dht.failure.OverloadedException;
 import dev.dht.http.QueryParameters;
+import dev.dht.peer.PeerEndpoint;
+import dev.dht.peer.server.PeerEndpointHandler;
+import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
+import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
@@ -17,15 +19,22 @@ import reactor.core.publisher.Mono;
  * node's part of the backup ({@link MemberBackup}, on the backup scheduler) and answers 200 with the part's JSON once
  * done; 409 with the reason if refused (no location, a part already running), 400 for a malformed id or since, 503 (by the
  * error handler, with the reason's header) if the storage queue stayed full, 500 with the failure's message if
- * writing failed. Guarded by {@link ClusterSecretFilter}.
+ * writing failed. Routed by {@link dev.dht.peer.server.PeerRoutes} behind the guards of every internal route.
+ * Returns at once; the part is written on the backup scheduler, off the event loop.
  */
-public final class InternalBackupHandler {
+public final class InternalBackupHandler implements PeerEndpointHandler {
     private static final Logger LOG = LoggerFactory.getLogger(InternalBackupHandler.class);
     private final MemberBackup backup;
 
     /** The handler over this node's {@code backup}. */
     public InternalBackupHandler(MemberBackup backup) {
         this.backup = backup;
+    }
+
+    /** {@link PeerEndpoint#BACKUP}. */
+    @Override
+    public Map<PeerEndpoint, HandlerFunction<ServerResponse>> handlers() {
+        return Map.of(PeerEndpoint.BACKUP, this::backup);
     }
 
     /** Writes this node's part, as described above. */

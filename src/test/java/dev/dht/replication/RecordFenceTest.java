@@ -1,4 +1,4 @@
-package dev.dht.peer.server;
+package dev.dht.replication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.springframework.web.reactive.function.server.RequestPredicates.GET;

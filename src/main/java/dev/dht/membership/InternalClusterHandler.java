@@ -1,4 +1,4 @@
-package dev.dht.peer.server;
+package dev.dht.membership;
 
 import dev.dht.cluster.ClusterView;
 import dev.dht.cluster.ClusterViewFile;
@@ -6,17 +6,15 @@ import dev.dht.cluster.Membership;
 import dev.dht.cluster.Node;
 import dev.dht.http.BadRequestException;
 import dev.dht.http.QueryParameters;
-import dev.dht.membership.ChangeProcedure;
-import dev.dht.membership.ChangeRefusedException;
-import dev.dht.membership.OwnershipCleanup;
-import dev.dht.membership.RecordStreaming;
-import dev.dht.membership.ViewExchange;
 import dev.dht.peer.InternalProtocol;
+import dev.dht.peer.PeerEndpoint;
 import dev.dht.peer.RangeFrameCodec;
 import dev.dht.peer.StreamPart;
+import dev.dht.peer.server.PeerEndpointHandler;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -24,6 +22,7 @@ import org.springframework.core.io.buffer.DefaultDataBufferFactory;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
 import org.springframework.web.reactive.function.BodyInserters;
+import org.springframework.web.reactive.function.server.HandlerFunction;
 import org.springframework.web.reactive.function.server.ServerRequest;
 import org.springframework.web.reactive.function.server.ServerResponse;
 import reactor.core.publisher.Mono;
@@ -32,15 +31,17 @@ import reactor.core.publisher.Mono;
  * The serving side of membership: {@code /internal/cluster/view} (read, propose) and {@code /internal/cluster/stream}
  * (the records a node gains; a pull of them), see {@link dev.dht.peer.PeerEndpoint}. A refused proposal or stream is
  * 409 with one line; a malformed view or parameter is 400. Views are stored on the bounded-elastic scheduler and
- * records scanned on the storage threads; never blocks an event loop.
+ * records scanned on the storage threads; never blocks an event loop. Routed by
+ * {@link dev.dht.peer.server.PeerRoutes} behind the guards of every internal route.
  */
-public final class InternalClusterHandler {
+public final class InternalClusterHandler implements PeerEndpointHandler {
     private final Membership membership;
     private final ViewExchange exchange;
     private final RecordStreaming streaming;
     private final OwnershipCleanup cleanup;
     private final ChangeProcedure procedure;
 
+    /** The handler over this node's view ({@code membership}), its view exchange, record streaming and cleanup. */
     public InternalClusterHandler(Membership membership, ViewExchange exchange, RecordStreaming streaming,
                                   OwnershipCleanup cleanup, ChangeProcedure procedure) {
         this.membership = membership;
@@ -48,6 +49,16 @@ public final class InternalClusterHandler {
         this.procedure = procedure;
         this.streaming = streaming;
         this.cleanup = cleanup;
+    }
+
+    /** {@link PeerEndpoint#VIEW}, {@link PeerEndpoint#PROPOSE_VIEW}, {@link PeerEndpoint#STREAM}, {@link PeerEndpoint#PULL}, {@link PeerEndpoint#CLEANUP}. */
+    @Override
+    public Map<PeerEndpoint, HandlerFunction<ServerResponse>> handlers() {
+        return Map.of(PeerEndpoint.VIEW, this::view,
+                PeerEndpoint.PROPOSE_VIEW, this::propose,
+                PeerEndpoint.STREAM, this::stream,
+                PeerEndpoint.PULL, this::pull,
+                PeerEndpoint.CLEANUP, this::cleanup);
     }
 
     /** 200 with this node's view, and whether its cleanup is pending. */
