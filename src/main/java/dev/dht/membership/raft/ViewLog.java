@@ -10,6 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -64,6 +65,8 @@ public final class ViewLog implements Closeable {
     /** A command or reconfiguration is retried {@link #RETRY_ATTEMPTS} times this far apart while there is no leader. */
     static final TimeDuration RETRY_SLEEP = TimeDuration.valueOf(500, TimeUnit.MILLISECONDS);
     static final int RETRY_ATTEMPTS = 20;
+    /** How often an entry is appended while a reconfiguration that adds peers waits ({@link #reconfigure}). */
+    static final Duration NUDGE = Duration.ofSeconds(2);
     /** How often the watchdog checks that the Raft server runs. */
     static final Duration WATCH = Duration.ofSeconds(2);
     private static final Logger log = LoggerFactory.getLogger(ViewLog.class);
@@ -511,11 +514,30 @@ public final class ViewLog implements Closeable {
      * Makes the Raft configuration the voters and listeners of {@code view}, if it differs. Blocks until the
      * leader committed it: call off the event loops, on the leader.
      *
+     * <p>While a reconfiguration that adds a peer waits, this server appends an entry every {@link #NUDGE} that the
+     * state machine refuses (a compare-and-set from the epoch before its view: no view changes). Ratis stages a new
+     * peer until its match index reaches the configuration's index, and only an append that carries entries raises
+     * a match index: a joiner that already holds the whole log (its first staging timed out while it was slow to
+     * answer, a loaded machine or a fresh JVM, and it caught up afterwards) answers heartbeats only, so without a
+     * new entry its second staging never ends and every later reconfiguration is refused as "already in progress".
+     *
      * @throws Refused if it could not be done in time
      */
     public void reconfigure(RaftGroup group) {
         List<RaftPeer> voters = peersOf(group, false);
         List<RaftPeer> listeners = peersOf(group, true);
+        Set<RaftPeerId> known = new HashSet<>(voters());
+        known.addAll(listeners());
+        boolean addsPeers = !known.containsAll(ids(group.getPeers()));
+        ScheduledExecutorService nudges = addsPeers ? Executors.newSingleThreadScheduledExecutor(runnable -> {
+            Thread thread = new Thread(runnable, "view-log-nudge");
+            thread.setDaemon(true);
+            return thread;
+        }) : null;
+        if (nudges != null) {
+            nudges.scheduleWithFixedDelay(this::appendRefusedEntry, NUDGE.toMillis(), NUDGE.toMillis(),
+                    TimeUnit.MILLISECONDS);
+        }
         try (RaftClient client = client()) {
             RaftClientReply reply = client.admin().setConfiguration(voters, listeners);
             if (!reply.isSuccess()) {
@@ -523,7 +545,30 @@ public final class ViewLog implements Closeable {
             }
             log.info("view log configuration: voters {}, listeners {}", ids(voters), ids(listeners));
         } catch (IOException e) {
-            throw new Refused("the Raft configuration was not changed: " + e.getMessage());
+            // a RaftRetryFailureException names the attempts; its cause is the last attempt's failure
+            throw new Refused("the Raft configuration was not changed: " + e.getMessage()
+                    + (e.getCause() == null ? "" : ", the last attempt: " + e.getCause()));
+        } finally {
+            if (nudges != null) {
+                nudges.shutdownNow();
+            }
+        }
+    }
+
+    /**
+     * Appends an entry the state machine refuses, to raise the match index of a peer Ratis stages (see
+     * {@link #reconfigure(RaftGroup)}). Blocks for a Raft round trip (on the nudge thread); a failure is logged only,
+     * as the next nudge or the reconfiguration's retry follows.
+     */
+    private void appendRefusedEntry() {
+        ClusterView held = view();
+        if (held == null) {
+            return;
+        }
+        try (RaftClient client = client(RetryPolicies.noRetry())) {
+            client.io().send(Message.valueOf(new ViewCommand(held.epoch() - 1, held).encode()));
+        } catch (IOException | RuntimeException e) {
+            log.debug("an entry to end a staging was not appended: {}", e.toString());
         }
     }
 
@@ -556,7 +601,7 @@ public final class ViewLog implements Closeable {
                 .filter(peer -> (peer.getStartupRole() == RaftPeerRole.LISTENER) == listeners).toList();
     }
 
-    private static Set<RaftPeerId> ids(List<RaftPeer> peers) {
+    private static Set<RaftPeerId> ids(Collection<RaftPeer> peers) {
         return peers.stream().map(RaftPeer::getId).collect(Collectors.toSet());
     }
 

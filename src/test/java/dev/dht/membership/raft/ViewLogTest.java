@@ -18,12 +18,26 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
+import org.apache.ratis.RaftConfigKeys;
+import org.apache.ratis.client.RaftClient;
+import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
+import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
+import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.exceptions.ReconfigurationTimeoutException;
+import org.apache.ratis.retry.RetryPolicies;
+import org.apache.ratis.rpc.SupportedRpcType;
 import org.apache.ratis.server.RaftServerConfigKeys;
+import org.apache.ratis.util.CodeInjectionForTesting;
 import org.apache.ratis.util.SizeInBytes;
+import org.apache.ratis.util.TimeDuration;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -34,10 +48,13 @@ import org.springframework.util.FileSystemUtils;
  * the log goes on after its leader is closed, a restarted server recovers its view from its own log, a voter back on
  * an empty disk cannot help elect a leader that misses a committed view, and a node added as a listener receives the
  * views (also by a snapshot's installation once the log was purged). One voter with two listeners becomes three
- * voters in one step; a server whose part of the group was closed is started again and applies the next view.
+ * voters in one step; a server whose part of the group was closed is started again and applies the next view; a
+ * joiner too slow for its first staging is added by the next reconfiguration.
  */
 class ViewLogTest {
     private static final RaftPeers PEERS = new RaftPeers(1000, 5);
+    /** Ratis's injection point at the start of a follower's handling of an append (RaftServerImpl.APPEND_ENTRIES). */
+    private static final String RAFT_APPEND_ENTRIES = "RaftServerImpl.appendEntries";
     @TempDir
     Path dir;
     private final List<URI> nodes = new ArrayList<>();
@@ -222,6 +239,74 @@ class ViewLogTest {
         leader().reconfigure(PEERS.group(withJoiner));
         await().atMost(Duration.ofSeconds(20)).until(() -> withJoiner.equals(joining.view()));
         assertThat(leader().listeners()).containsExactly(RaftPeers.id(joiner));
+    }
+
+    /**
+     * A joiner that did not answer the leader's first appends within Ratis's staging timeout (a fresh JVM on a
+     * loaded machine) is added by the next reconfiguration, although it has the whole log by then. Ratis counts a
+     * new peer caught up only once its match index reaches the configuration's index, and a heartbeat does not
+     * raise it: a joiner that needs no entry stays "progressing" for ever, and every later reconfiguration is
+     * refused as "already in progress", unless the log gets a new entry while the staging runs.
+     */
+    @Test
+    void aJoinerWhoseFirstStagingTimedOutIsAddedByTheNextReconfiguration() throws Exception {
+        ClusterView first = formCluster(3);
+        URI joiner = URI.create("http://127.0.0.1:" + NodeProcess.freePort());
+        ViewLog joining = start(joiner, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        ViewLog leader = leader();
+        ClusterView withJoiner = leader.compareAndSet(1, first.withJoining(joiner));
+        RaftGroup group = PEERS.group(withJoiner);
+        AtomicLong frozenUntil = new AtomicLong();
+        // the joiner freezes for 12 s from the leader's first append that carries entries: it answers no append,
+        // heartbeats included, past the staging timeout (3 x 2 s, less the 2 s Ratis backdates), then catches up
+        CodeInjectionForTesting.put(RAFT_APPEND_ENTRIES, (localId, leaderId, args) -> {
+            if (RaftPeers.id(joiner).equals(localId)) {
+                if (args.length > 1 && args[1] instanceof AppendEntriesRequestProto append
+                        && append.getEntriesCount() > 0) {
+                    frozenUntil.compareAndSet(0, System.currentTimeMillis() + 12_000);
+                }
+                long frozen = frozenUntil.get() - System.currentTimeMillis();
+                if (frozen > 0) {
+                    sleepUninterruptibly(Duration.ofMillis(frozen));
+                }
+            }
+            return true;
+        });
+        try {
+            RaftProperties properties = new RaftProperties();
+            RaftConfigKeys.Rpc.setType(properties, SupportedRpcType.GRPC);
+            RaftClientConfigKeys.Rpc.setRequestTimeout(properties, TimeDuration.valueOf(20, TimeUnit.SECONDS));
+            try (RaftClient once = RaftClient.newBuilder().setRaftGroup(PEERS.group(first))
+                    .setLeaderId(RaftPeers.id(node(leader))).setProperties(properties)
+                    .setRetryPolicy(RetryPolicies.noRetry()).build()) {
+                List<RaftPeer> listeners = group.getPeers().stream()
+                        .filter(peer -> peer.getStartupRole() == RaftPeerRole.LISTENER).toList();
+                List<RaftPeer> voters = group.getPeers().stream()
+                        .filter(peer -> peer.getStartupRole() != RaftPeerRole.LISTENER).toList();
+                assertThatThrownBy(() -> {
+                    RaftClientReply reply = once.admin().setConfiguration(voters, listeners);
+                    if (!reply.isSuccess()) {
+                        throw reply.getException();
+                    }
+                }).isInstanceOf(ReconfigurationTimeoutException.class);
+            }
+            await().atMost(Duration.ofSeconds(30)).until(() -> withJoiner.equals(joining.view()));
+
+            leader.reconfigure(group);
+
+            assertThat(leader.listeners()).containsExactly(RaftPeers.id(joiner));
+            assertThat(frozenUntil.get()).isPositive();
+        } finally {
+            CodeInjectionForTesting.remove(RAFT_APPEND_ENTRIES);
+        }
+    }
+
+    private static void sleepUninterruptibly(Duration duration) {
+        try {
+            Thread.sleep(duration.toMillis());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
     }
 
     /**
