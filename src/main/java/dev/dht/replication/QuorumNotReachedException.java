@@ -3,6 +3,7 @@ package dev.dht.replication;
 import dev.dht.failure.OverloadReason;
 import dev.dht.failure.OverloadedException;
 import java.util.List;
+import java.util.stream.Collectors;
 
 /**
  * Fewer than {@code ack} replicas succeeded, either because too many failed for {@code ack} to be reachable
@@ -57,8 +58,15 @@ public final class QuorumNotReachedException extends RuntimeException {
         boolean timedOut = count(outcomes, Outcome.TIMED_OUT) > 0;
         return operation + ": " + required + " acks required, but only " + succeeded + " of " + outcomes.size()
                 + " replicas succeeded (" + failed + " failed"
-                + (refused > 0 ? ", " + refused + " of them overloaded" : "")
+                + (refused > 0 ? ", " + refused + " of them overloaded: " + refusalReasons(outcomes) : "")
                 + (timedOut ? ", the rest timed out)" : ")");
+    }
+
+    /** The reasons of the refusals, by token in the plan's order, each once: "rebuilding, storage-queue-full". */
+    private static String refusalReasons(List<ReplicaOutcome> outcomes) {
+        return outcomes.stream().filter(outcome -> outcome.outcome() == Outcome.REFUSED)
+                .map(outcome -> ((OverloadedException) outcome.failure()).reason().token())
+                .distinct().collect(Collectors.joining(", "));
     }
 
     private static OverloadedException firstRefusal(List<ReplicaOutcome> outcomes) {

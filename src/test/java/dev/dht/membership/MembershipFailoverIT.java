@@ -19,6 +19,7 @@ import java.util.stream.Stream;
 import org.apache.ratis.protocol.RaftGroup;
 import org.awaitility.core.ThrowingRunnable;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -42,7 +43,8 @@ class MembershipFailoverIT {
     /** The phases of a change, in order: the change's first view is the one after the view it starts from. */
     private static final List<String> PHASES = List.of("write-both-read-old", "streaming", "write-both-read-new");
 
-    @TempDir
+    /** Kept when a test fails: the nodes' logs, to find why a replica refused or a step stalled. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path root;
 
     @Test

@@ -25,6 +25,7 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.CleanupMode;
 import org.junit.jupiter.api.io.TempDir;
 import org.springframework.util.FileSystemUtils;
 
@@ -50,7 +51,8 @@ class MembershipFailuresIT {
 
     private final List<NodeProcess> joiners = new ArrayList<>();
 
-    @TempDir
+    /** Kept when a test fails: the nodes' logs, to find why a replica refused or a step stalled. */
+    @TempDir(cleanup = CleanupMode.ON_SUCCESS)
     Path dir;
 
     private ProcessCluster cluster;

@@ -23,7 +23,7 @@ class QuorumOverloadTest {
         assertThat(failure.refusedOnly()).isTrue();
         assertThat(failure.overloaded()).isEqualTo(1);
         assertThat(failure.failed()).isEqualTo(1);
-        assertThat(failure.getMessage()).contains("1 of them overloaded");
+        assertThat(failure.getMessage()).contains("1 of them overloaded: storage-queue-full");
     }
 
     @Test
@@ -49,6 +49,8 @@ class QuorumOverloadTest {
         assertThat(failure.refusedOnly()).isFalse();
         assertThat(failure.overloaded()).isEqualTo(1);
         assertThat(failure.failed()).isEqualTo(2);
+        assertThat(failure.getMessage()).as("the 504's message names why the overloaded replica refused")
+                .endsWith("(2 failed, 1 of them overloaded: storage-queue-full)");
     }
 
     @Test
