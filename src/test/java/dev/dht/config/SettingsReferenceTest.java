@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.core.env.PropertySource;
@@ -22,37 +23,72 @@ import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * docs/reference.md's settings table says what the code says: the configuration processor writes every
+ * docs/reference.md's settings tables say what the code says. The configuration processor writes every
  * {@code dht.*} setting of the {@code *Properties} classes, with its {@code @DefaultValue} and its Javadoc, into
- * {@code META-INF/spring-configuration-metadata.json}, and the table lists each of them once, none other, with that
+ * {@code META-INF/spring-configuration-metadata.json}; the table lists each of them once, none other, with that
  * default (or application.yml's, where the code declares none) and that description ({@code {@code x}} written as
- * {@code `x`}). A setting with no default in either is given a default in words, not as a value. Rows of other
- * settings (Spring Boot's {@code server.*}, ...) are not checked. On a difference it prints the rows to write.
+ * {@code `x`}). A setting with no default in either is given one in words, not as a value. The rows of Spring Boot's
+ * own settings name settings Spring Boot's metadata has, with application.yml's default or else Spring Boot's; their
+ * meanings are this project's own and not checked. On a difference it prints the rows to write.
  */
 class SettingsReferenceTest {
 
     private static final Path REFERENCE = Path.of("docs/reference.md");
     private static final String METADATA = "META-INF/spring-configuration-metadata.json";
-    /** A table row: | `name` | default | meaning | */
-    private static final Pattern ROW = Pattern.compile("^\\| `(dht\\.[^`]+)` \\| (.*?) \\| (.*) \\|$");
+    /** A row of a table of the section "## Settings": | `name` | default | meaning | */
+    private static final Pattern ROW = Pattern.compile("^\\| `([a-z][^`]*)` \\| (.*?) \\| (.*) \\|$");
+
+    /** Every setting of every metadata file on the class path (this project's and Spring Boot's), by name. */
+    private static Map<String, JsonNode> metadata;
+    private static PropertySource<?> applicationYml;
+    /** The rows of the settings tables, by setting, and the settings listed more than once. */
+    private static Map<String, Row> table;
+    private static List<String> listedTwice;
+
+    @BeforeAll
+    static void read() throws IOException {
+        applicationYml = new YamlPropertySourceLoader()
+                .load("application.yml", new ClassPathResource("application.yml")).get(0);
+        metadata = new LinkedHashMap<>();
+        for (URL url : Collections.list(SettingsReferenceTest.class.getClassLoader().getResources(METADATA))) {
+            try (InputStream in = url.openStream()) {
+                JsonMapper.builder().build().readTree(in).path("properties")
+                        .forEach(property -> metadata.putIfAbsent(property.path("name").asString(), property));
+            }
+        }
+        table = new LinkedHashMap<>();
+        listedTwice = new ArrayList<>();
+        boolean settings = false;
+        for (String line : Files.readAllLines(REFERENCE)) {
+            if (line.startsWith("## ")) {
+                settings = line.equals("## Settings");
+            }
+            Matcher row = ROW.matcher(line);
+            if (settings && row.matches() && table.put(row.group(1), new Row(row.group(2), row.group(3))) != null) {
+                listedTwice.add(row.group(1));
+            }
+        }
+    }
 
     @Test
-    void everyDhtSettingIsInTheReferenceTableOnceWithItsDefaultAndDescription() throws IOException {
-        Map<String, Row> expected = settingsOfTheMetadata();
+    void everyDhtSettingIsInTheReferenceTableOnceWithItsDefaultAndDescription() {
+        Map<String, Row> expected = new LinkedHashMap<>();
+        metadata.forEach((name, property) -> {
+            if (name.startsWith("dht.") && property.path("sourceType").asString().startsWith("dev.dht.config.")) {
+                expected.put(name, new Row(shownDefault(name, property), description(property)));
+            }
+        });
         assertThat(expected).as("dht.* settings in %s (is the configuration processor on?)", METADATA)
                 .containsKeys("dht.self", "dht.replica-timeout", "dht.max-value-size", "dht.tls.bundle",
                         "dht.rebuild.accept-missing", "dht.backup.s3.sse");
 
         List<String> differences = new ArrayList<>();
-        Map<String, Row> table = new LinkedHashMap<>();
-        for (String line : Files.readAllLines(REFERENCE)) {
-            Matcher row = ROW.matcher(line);
-            if (row.matches() && table.put(row.group(1), new Row(row.group(2), row.group(3))) != null) {
-                differences.add(row.group(1) + ": listed twice");
-            }
-        }
+        listedTwice.stream().filter(name -> name.startsWith("dht.")).forEach(name -> differences.add(name + ": listed twice"));
         table.forEach((name, row) -> {
             Row wanted = expected.get(name);
+            if (!name.startsWith("dht.")) {
+                return;
+            }
             if (wanted == null) {
                 differences.add(name + ": in the table, but no such setting");
             } else if (!wanted.matches(row)) {
@@ -67,39 +103,40 @@ class SettingsReferenceTest {
         assertThat(differences).as("%s against the settings' metadata", REFERENCE).isEmpty();
     }
 
-    /** The {@code dht.*} settings of this project's metadata, with the rows the table must hold for them. */
-    private static Map<String, Row> settingsOfTheMetadata() throws IOException {
-        PropertySource<?> applicationYml = new YamlPropertySourceLoader()
-                .load("application.yml", new ClassPathResource("application.yml")).get(0);
-        Map<String, Row> settings = new LinkedHashMap<>();
-        for (URL url : Collections.list(SettingsReferenceTest.class.getClassLoader().getResources(METADATA))) {
-            JsonNode metadata;
-            try (InputStream in = url.openStream()) {
-                metadata = JsonMapper.builder().build().readTree(in);
+    @Test
+    void springBootSettingsInTheTableExistWithTheirDefault() {
+        List<String> differences = new ArrayList<>();
+        listedTwice.stream().filter(name -> !name.startsWith("dht.")).forEach(name -> differences.add(name + ": listed twice"));
+        table.forEach((name, row) -> {
+            if (name.startsWith("dht.")) {
+                return;
             }
-            for (JsonNode property : metadata.path("properties")) {
-                String name = property.path("name").asString();
-                if (!name.startsWith("dht.") || !property.path("sourceType").asString().startsWith("dev.dht.config.")) {
-                    continue;
-                }
-                JsonNode defaultValue = property.get("defaultValue");
-                Object yml = applicationYml.getProperty(name);
-                String shownDefault = defaultValue != null ? shown(defaultValue.asString())
-                        : yml != null ? shown(yml.toString()) : null;
-                settings.put(name, new Row(shownDefault, description(property.path("description").asString())));
+            JsonNode property = metadata.get(name);
+            if (property == null) {
+                differences.add(name + ": in the table, but Spring Boot has no such setting");
+                return;
             }
-        }
-        return settings;
+            Row wanted = new Row(shownDefault(name, property), row.meaning());
+            if (!wanted.matches(row)) {
+                differences.add(name + ": the table has\n  " + row.line(name) + "\n  the default is\n  " + wanted.line(name));
+            }
+        });
+        assertThat(table.keySet()).as("Spring Boot's settings in %s", REFERENCE).contains("server.port");
+        assertThat(differences).as("%s against Spring Boot's metadata and application.yml", REFERENCE).isEmpty();
     }
 
-    /** A default as the table shows it: a value as code, an empty one as the word. */
-    private static String shown(String value) {
-        return value.isEmpty() ? "empty" : "`" + value + "`";
+    /** A default as the table shows it (null: none declared): application.yml's, else the metadata's. */
+    private static String shownDefault(String name, JsonNode property) {
+        Object yml = applicationYml.getProperty(name);
+        JsonNode declared = property.get("defaultValue");
+        String value = yml != null ? yml.toString() : declared != null && declared.isValueNode() ? declared.asString() : null;
+        return value == null ? null : value.isEmpty() ? "empty" : "`" + value + "`";
     }
 
     /** The Javadoc the processor copied, as the table's Markdown: code spans, one line, no cell separator. */
-    private static String description(String javadoc) {
-        return javadoc.replaceAll("\\{@code ([^}]*)}", "`$1`").replaceAll("\\s+", " ").strip().replace("|", "\\|");
+    private static String description(JsonNode property) {
+        return property.path("description").asString().replaceAll("\\{@code ([^}]*)}", "`$1`")
+                .replaceAll("\\s+", " ").strip().replace("|", "\\|");
     }
 
     /**
