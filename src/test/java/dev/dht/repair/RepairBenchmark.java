@@ -32,7 +32,7 @@ import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Figures for README's "Anti-entropy repair and rebuild", not a test. A 3-node in-process cluster; a client reads
+ * Figures for docs/performance.md (anti-entropy repair), not a test. A 3-node in-process cluster; a client reads
  * {@link #READS_PER_SECOND} GET/s at 2/3 from node 0 throughout, each latency kept with its start time (400/s by
  * default: a 5-s window then holds about 2000 reads, so its p99 is not decided by 10 of them).
  *
