@@ -24,6 +24,7 @@
 #   STARTED_PIDS    process groups the script started and must end (cleanup); GATLING_PID the running Gatling's
 #   HELPER_PIDS     plain background processes (no group of their own) cleanup ends as well; empty unless a script adds
 #   CLEANUP_DIRS    directories cleanup removes after the processes ended; empty unless a script adds
+#   STAT            set by read_stat (cpu_ticks, group_ticks)
 #   URLS, PIDS, LOGS, PORTS, SECRET   set by start_nodes; CLASSPATH set by compile_gatling; AP_LIB by async_profiler_lib
 
 ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
@@ -41,13 +42,29 @@ errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 
     END { for (s in n) { printf "%s%s: %.2f %%", sep, s, 100 * n[s] / total; sep = ", " } if (!sep) printf "-" }' "$1"
 }
 
+# read_stat FILE: sets STAT to the fields of a /proc/.../stat line after "PID (COMM) ", so STAT[0] is field 3 (state),
+# STAT[2] field 5 (the process group), STAT[11] and STAT[12] fields 14 and 15 (utime and stime, clock ticks); 1 if
+# the file is gone. The one parser of /proc's stat lines for the scripts (COMM may hold spaces and parentheses).
+read_stat() {
+  local line
+  { read -r line <"$1"; } 2>/dev/null || return 1
+  read -r -a STAT <<<"${line##*") "}"
+}
+
 cpu_ticks() {  # cpu_ticks PID...: utime + stime of these processes so far (all threads), in clock ticks; 1 if one is gone
-  local pid stat fields total=0
+  local pid total=0
   for pid in "$@"; do
-    { read -r stat <"/proc/$pid/stat"; } 2>/dev/null || return 1
-    stat="${stat##*") "}"                        # the fields after "PID (COMM) ", from field 3 (state) on
-    read -r -a fields <<<"$stat"
-    total=$((total + fields[11] + fields[12]))   # fields 14 and 15: utime and stime
+    read_stat "/proc/$pid/stat" || return 1
+    total=$((total + STAT[11] + STAT[12]))
+  done
+  echo "$total"
+}
+
+group_ticks() {  # group_ticks PGID: utime + stime of every live process of that process group so far, in clock ticks
+  local f total=0
+  for f in /proc/[0-9]*/stat; do
+    read_stat "$f" || continue
+    [ "${STAT[2]}" != "$1" ] || total=$((total + STAT[11] + STAT[12]))
   done
   echo "$total"
 }

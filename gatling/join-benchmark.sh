@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 GATLING_POM="$ROOT/gatling/pom.xml"
 # shellcheck source=gatling/bench-common.sh
-. "$ROOT/gatling/bench-common.sh"    # log, calc, int, free_port, wait_ready, cleanup, install_traps, pin_servers
+. "$ROOT/gatling/bench-common.sh"    # log, calc, int, cpu_ticks, free_port, wait_ready, cleanup, install_traps, pin_servers
 
 KEYS=1000000
 RATE=1000
@@ -365,8 +365,10 @@ while [ $(( $(now_ms) - AFTER_START )) -lt $(( AFTER * 1000 )) ]; do
   sleep 0.5
 done
 AFTER_END=$(now_ms)
-CLIENT_CPU=$(awk -v hz="$(getconf CLK_TCK)" -v wall="$(( AFTER_END - CLIENT_START ))" \
-  '{ printf "%.0f", 100 * ($14 + $15) / hz / (wall / 1000) }' "/proc/$CLIENT_PID/stat" 2>/dev/null || echo -)
+CLIENT_CPU=-
+if ticks=$(cpu_ticks "$CLIENT_PID"); then
+  CLIENT_CPU=$(int "100 * $ticks / $(getconf CLK_TCK) / ($(( AFTER_END - CLIENT_START )) / 1000)")
+fi
 kill -TERM -- "-$CLIENT_PID" 2>/dev/null || true
 reap "$CLIENT_PID" 15
 log "load stopped"

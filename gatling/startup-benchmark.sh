@@ -11,7 +11,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 GATLING_POM="$ROOT/gatling/pom.xml"
 # shellcheck source=gatling/bench-common.sh
-. "$ROOT/gatling/bench-common.sh"    # log, calc, cpu_ticks, paired_rounds, free_port, cleanup, ...
+. "$ROOT/gatling/bench-common.sh"    # log, calc, group_ticks, paired_rounds, free_port, cleanup, ...
 
 ROUNDS=5
 A_CMD=""
@@ -71,17 +71,6 @@ mkdir -p "$OUT"
 OUT="$(cd "$OUT" && pwd)"
 install_traps
 TICKS=$(getconf CLK_TCK)
-
-group_ticks() {  # group_ticks PGID: utime + stime of every live process of that process group, in clock ticks
-  local stat fields total=0 f
-  for f in /proc/[0-9]*/stat; do
-    { read -r stat <"$f"; } 2>/dev/null || continue
-    stat="${stat##*") "}"
-    read -r -a fields <<<"$stat"
-    [ "${fields[2]}" = "$1" ] && total=$((total + fields[11] + fields[12]))
-  done
-  echo "$total"
-}
 
 cluster_port() {  # cluster_port: a base port P with P, P + 1, P + 2 free, and each + 1000 (the view log's)
   local port offset taken
