@@ -69,7 +69,7 @@ group_ticks() {  # group_ticks PGID: utime + stime of every live process of that
   echo "$total"
 }
 
-# paired_rounds ROUNDS FUNCTION TARGET...: the paired rounds of compare.sh, ratio.sh and cluster-cost.sh. For each
+# paired_rounds ROUNDS FUNCTION TARGET...: the paired rounds of paired.sh and startup-benchmark.sh. For each
 # round 1..ROUNDS calls FUNCTION ROUND TARGET... with the targets in that round's order: as given in odd rounds,
 # reversed in even ones (A B, B A, A B, ...), so that no target always runs first, on a warmer JIT or a quieter
 # machine. One target: it alone, every round. A FUNCTION that fails ends the script (set -e).
@@ -116,8 +116,8 @@ free_port() {   # a node's HTTP port, its Raft port (dht.raft.port: HTTP port + 
 
 STARTED_PIDS=()    # process groups this script started and must end: target processes, the running Gatling
 GATLING_PID=""
-HELPER_PIDS=()     # background subshells of the script itself (in its process group), e.g. compare.sh's CPU sampler
-CLEANUP_DIRS=()    # removed on exit after the processes ended, e.g. compare.sh's node data directories
+HELPER_PIDS=()     # background subshells of the script itself (in its process group), e.g. paired.sh's CPU sampler
+CLEANUP_DIRS=()    # removed on exit after the processes ended, e.g. paired.sh's node data directories
 # cleanup: ends every started process (SIGTERM to each process group, SIGKILL after 20 s), then removes CLEANUP_DIRS
 cleanup() {
   local pid
@@ -154,7 +154,7 @@ wait_ready() {  # wait_ready URL...: until every node's /v0/status answers 200 (
 # with FIRST_NODE_JVM_OPTS after NODE_JVM_OPTS) in a process group of its
 # own (setsid). Like `local-cluster`, each node of a cluster gets its share of the event loops
 # (--dht.io-threads = processors / COUNT, at least 1) unless NODE_ARGS sets it.
-# With NODE_SCHEME=https (ratio.sh --tls) the node URLs are https and NODE_TLS_ARGS (the SSL bundle) are added.
+# With NODE_SCHEME=https (paired.sh --tls) the node URLs are https and NODE_TLS_ARGS (the SSL bundle) are added.
 # Sets URLS (comma-separated), PIDS, LOGS and PORTS (arrays), SECRET (the cluster secret, for a node that joins
 # later); adds PIDS to STARTED_PIDS.
 start_nodes() {

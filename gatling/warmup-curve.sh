@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The warm-up curve of a fresh node or 3-node cluster: from the moment every node answers /v0/status 200, wrk PUT load
-# (closed loop, as gatling/ratio.sh: 1 wrk thread per node, 32 connections in all, 1 KiB values, the cluster at 2/3)
+# (closed loop, as gatling/paired.sh ratio: 1 wrk thread per node, 32 connections in all, 1 KiB values, the cluster at 2/3)
 # in back-to-back slices of --slice seconds for --curve seconds, then --steady seconds more whose median slice is the
 # steady reference. Per slice: answered requests per second, its fraction of steady, p99, failures, the CPU
 # seconds of the nodes and of their JIT compiler threads in it, and the answered requests per CPU second of the
@@ -43,7 +43,7 @@ usage: gatling/warmup-curve.sh [options] node|cluster
   --node-heap SIZE    -Xms and -Xmx of each node (default $NODE_HEAP)
   --node-jvm-opt OPT  a JVM option of every node, e.g. -XX:AOTCache=/tmp/dht.aot (repeatable)
   --node-arg ARG      a node argument of every node (repeatable)
-  --pin               wrk on CPU 0, the nodes on the other CPUs (taskset, as ratio.sh --pin), from ready on
+  --pin               wrk on CPU 0, the nodes on the other CPUs (taskset, as paired.sh --pin ratio), from ready on
   --note TEXT         a line for the report (e.g. what else ran on the machine)
   --out DIR           results directory (default gatling/target/warmup-curve/<time>-<target>)
 

@@ -1,4 +1,4 @@
--- wrk script of gatling/ratio.sh: v0 entity requests over a fixed key space, closed loop (each connection sends its
+-- wrk script of gatling/paired.sh (ratio, cost) and others: v0 entity requests over a fixed key space, closed loop (each connection sends its
 -- next request when the last one was answered), with the answers counted by status class.
 --
 -- Settings come from the environment, because wrk hands script arguments only to the threads, not to setup():
@@ -11,7 +11,7 @@
 -- PUTs walk the key space in order (thread t of T writes keys t, t+T, t+2T, ...), so a warm-up PUT run of at least
 -- N requests preloads every key a later GET run reads; GETs pick keys uniformly at random.
 --
--- done() prints one line "ratio-summary key=value ..." that gatling/ratio.sh parses: requests, duration_us,
+-- done() prints one line "ratio-summary key=value ..." that the scripts parse: requests, duration_us,
 -- socket errors (connect, read, write, timeout), answers by class (2xx, 404, other 4xx, 5xx), latency p50/p99 (us).
 
 local threads = {}
