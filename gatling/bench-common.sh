@@ -24,7 +24,7 @@
 #   STARTED_PIDS    process groups the script started and must end (cleanup); GATLING_PID the running Gatling's
 #   HELPER_PIDS     plain background processes (no group of their own) cleanup ends as well; empty unless a script adds
 #   CLEANUP_DIRS    directories cleanup removes after the processes ended; empty unless a script adds
-#   STAT            set by read_stat (cpu_ticks, group_ticks)
+#   STAT, STAT_COMM set by read_stat (cpu_ticks, jit_ticks, group_ticks)
 #   URLS, PIDS, LOGS, PORTS, SECRET   set by start_nodes; CLASSPATH set by compile_gatling; AP_LIB by async_profiler_lib
 
 ALL_TAPES=(put-new put-overwrite get-uniform get-recent mixed)
@@ -43,11 +43,13 @@ errors_by_status() {  # errors_by_status SUMMARY: e.g. "504: 2.10 %, none: 0.01 
 }
 
 # read_stat FILE: sets STAT to the fields of a /proc/.../stat line after "PID (COMM) ", so STAT[0] is field 3 (state),
-# STAT[2] field 5 (the process group), STAT[11] and STAT[12] fields 14 and 15 (utime and stime, clock ticks); 1 if
-# the file is gone. The one parser of /proc's stat lines for the scripts (COMM may hold spaces and parentheses).
+# STAT[2] field 5 (the process group), STAT[11] and STAT[12] fields 14 and 15 (utime and stime, clock ticks), and
+# STAT_COMM to COMM (a process's or thread's name, at most 15 bytes, may hold spaces and parentheses); 1 if the file
+# is gone. The one parser of /proc's stat lines for the scripts.
 read_stat() {
   local line
   { read -r line <"$1"; } 2>/dev/null || return 1
+  STAT_COMM="${line#*"("}"; STAT_COMM="${STAT_COMM%") "*}"
   read -r -a STAT <<<"${line##*") "}"
 }
 
@@ -56,6 +58,17 @@ cpu_ticks() {  # cpu_ticks PID...: utime + stime of these processes so far (all 
   for pid in "$@"; do
     read_stat "/proc/$pid/stat" || return 1
     total=$((total + STAT[11] + STAT[12]))
+  done
+  echo "$total"
+}
+
+jit_ticks() {  # jit_ticks PID...: utime + stime of the JIT compiler threads (C1, C2) of these processes so far, clock ticks
+  local pid f total=0
+  for pid in "$@"; do
+    for f in /proc/"$pid"/task/*/stat; do
+      read_stat "$f" || continue
+      case "$STAT_COMM" in "C1 CompilerThre"*|"C2 CompilerThre"*) total=$((total + STAT[11] + STAT[12])) ;; esac
+    done
   done
   echo "$total"
 }

@@ -12,7 +12,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 GATLING_POM="$ROOT/gatling/pom.xml"
 # shellcheck source=gatling/bench-common.sh
-. "$ROOT/gatling/bench-common.sh"    # log, calc, start_nodes, pin_servers, cleanup, ...
+. "$ROOT/gatling/bench-common.sh"    # log, calc, cpu_ticks, jit_ticks, start_nodes, pin_servers, cleanup, ...
 
 SLICE=10
 CURVE=300
@@ -84,12 +84,6 @@ OUT="$(cd "$OUT" && pwd)"
 install_traps
 [ "$PIN" = true ] && SERVER_CPUS="1-$(( $(nproc) - 1 ))"
 TICKS=$(getconf CLK_TCK)
-
-jit_ticks() {  # jit_ticks PID...: utime + stime of the JIT compiler threads (C1, C2) of these processes, clock ticks
-  local pid
-  for pid in "$@"; do cat /proc/"$pid"/task/*/stat 2>/dev/null || true; done \
-    | awk '/\((C1|C2) CompilerThre/ { sub(/.*\) /, ""); split($0, f, " "); t += f[12] + f[13] } END { print t + 0 }'
-}
 
 count=1; replicas=""
 if [ "$TARGET" = cluster ]; then count=3; replicas="$REPLICAS"; fi
