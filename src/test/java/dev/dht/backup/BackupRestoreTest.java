@@ -4,12 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.dht.config.DhtProperties;
+import dev.dht.storage.LocalStore;
+import dev.dht.storage.StorageScheduler;
 import dev.dht.testing.Backups;
 import dev.dht.testing.Backups.RestoreRun;
 import dev.dht.testing.ConcurrentRequests;
 import dev.dht.testing.DhtClient;
 import dev.dht.testing.InProcessCluster;
 import dev.dht.testing.LinuxThreads;
+import dev.dht.testing.StorageThreadBlocker;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpResponse;
@@ -25,6 +29,7 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.springframework.core.env.Environment;
 
 /**
  * Cluster backups to a directory while a 3-node cluster serves, and restores with the {@code restore} command, all
@@ -36,7 +41,10 @@ import org.junit.jupiter.api.io.TempDir;
  * two of three down fail it even then; a flipped byte and a truncated file are refused by {@code --verify} and
  * {@code restore}; a restore into the source cluster keeps writes newer than the backup; a restore cut off resumes
  * from its checkpoint; an incremental backup after 1 % of the keys changed holds those changes alone, keeps its
- * base through retention, and restores with it (overwrites, deletes, additions) into a fresh cluster.
+ * base through retention, and restores with it (overwrites, deletes, additions) into a fresh cluster; a member whose
+ * storage queue refuses its scan midway (503) has its part tried again, and that backup restores through a management
+ * port; an incremental asked once its base is older than the tombstone grace is taken full, saying why, and restores
+ * deletes whose tombstones were purged.
  */
 class BackupRestoreTest {
     private static final Duration BACKUP_TIMEOUT = Duration.ofMinutes(2);
@@ -341,6 +349,126 @@ class BackupRestoreTest {
         });
         HttpResponse<byte[]> added = Backups.readUntilAnswered(restored, "added", "2/3");
         assertThat(new String(added.body(), StandardCharsets.UTF_8)).as("a key added after the base").isEqualTo("new");
+    }
+
+    @Test
+    void aMemberOverloadedInTheMiddleOfItsPartIsTriedAgainAndTheBackupRestoresThroughAManagementPort()
+            throws InterruptedException {
+        // paced so that a member's first batch of 256 records takes about 1.5 s to write: time to fill its storage
+        // queue before its scan asks for the next batch; a retry window as by default
+        startSource(Map.of("dht.backup.retry-window", "60s", "dht.backup.rate", "16KB"));
+        int keys = 500;
+        writeKeys(source.client(0), keys);
+        URI overloaded = source.url(2);
+        StorageScheduler storage = source.bean(2, LocalStore.class).scheduler();
+        long rejectedBefore = storage.rejections();
+
+        String id = Backups.start(source.client(0), false);
+        await("node 2's part streaming").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10))
+                .until(() -> source.bean(2, MemberBackup.class).progress(id) > 0);
+        StorageThreadBlocker blocker = new StorageThreadBlocker(storage);
+        JsonNode retrying;
+        try {
+            for (int i = 0; i < source.bean(2, DhtProperties.class).storage().threads(); i++) {
+                blocker.blockOneThread();
+            }
+            while (storage.queueDepth() < storage.queueCapacity()) {
+                blocker.queueOneTask();
+            }
+            // the scan's next storage task is refused: its part fails with 503, which the coordinator tries again
+            await("node 2's scan refused by its storage queue").atMost(Duration.ofSeconds(30))
+                    .pollInterval(Duration.ofMillis(5)).until(() -> storage.rejections() > rejectedBefore);
+        } finally {
+            blocker.release();
+        }
+        retrying = await("node 2's part retrying").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(50))
+                .until(() -> part(Backups.get(source.client(0), id), overloaded),
+                        part -> !"running".equals(part.get("state").asText()) || part.get("attempts").asInt() > 1);
+        JsonNode backup = Backups.awaitEnd(source.client(0), id, BACKUP_TIMEOUT);
+
+        assertThat(retrying.path("error").asText()).as("%s", retrying).contains("storage-queue-full (503)");
+        assertThat(backup.get("state").asText()).as("%s", backup).isEqualTo("done");
+        JsonNode member = part(backup, overloaded);
+        assertThat(member.get("state").asText()).as("%s", member).isEqualTo("done");
+        assertThat(member.get("attempts").asInt()).as("%s", member).isEqualTo(2);
+        assertThat(backup.get("nodes").get(overloaded.toString()).asLong()).isGreaterThan(256);
+
+        // a restore given only a management port (the actuator's, where Kubernetes serves it): it reads the view from
+        // GET /actuator/cluster there, and writes to the members' API ports
+        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "10s",
+                "management.server.port", "0"));
+        URI management = URI.create("http://localhost:"
+                + target.bean(0, Environment.class).getRequiredProperty("local.management.port"));
+        RestoreRun run = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into", management.toString(),
+                "--checkpoint", root.resolve("management.checkpoint").toString());
+
+        assertThat(run.status()).as("restore through %s: %s %s", management, run.out(), run.err()).isZero();
+        assertRestored(target.client(1), keys);
+    }
+
+    @Test
+    void incrementalWhoseBaseIsOlderThanTheTombstoneGraceIsTakenFullAndRestoresItsDeletes() {
+        // tombstones purged 3 s after their delete (a pass every 500 ms): an incremental over a base older than
+        // 3 s less twice the margin could miss a delete, so it is taken full
+        startSource(Map.of("dht.tombstone.gc-grace", "3s", "dht.tombstone.gc-interval", "500ms",
+                "dht.hints.window", "1s", "dht.backup.incremental-margin", "200ms"));
+        DhtClient client = source.client(0);
+        int keys = 200;
+        writeKeys(client, keys);
+        String base = Backups.start(client, false);
+        assertThat(Backups.awaitEnd(client, base, BACKUP_TIMEOUT).get("state").asText()).isEqualTo("done");
+        List<Integer> deleted = List.of(3, 13, 23);
+        for (int i : deleted) {
+            Backups.untilAnswered(() -> source.client(1).delete("key-" + i, null), 202, "DELETE key-" + i);
+        }
+        // the deletes' tombstones purged everywhere: an incremental over the base would hold nothing of them
+        await("the tombstones purged").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                .until(() -> deleted.stream().allMatch(i -> java.util.stream.IntStream.range(0, source.size())
+                        .allMatch(node -> source.storedAt(node, "key-" + i) == null)));
+
+        JsonNode started = Backups.startIncremental(source.client(1));
+        String id = started.get("id").asText();
+        JsonNode done = Backups.awaitEnd(client, id, BACKUP_TIMEOUT);
+
+        assertThat(started.path("fullReason").asText()).as("%s", started)
+                .contains("the last done backup " + base).contains("dht.tombstone.gc-grace (PT3S)");
+        assertThat(started.path("base").isMissingNode() || started.path("base").isNull()).as("%s", started).isTrue();
+        assertThat(done.get("state").asText()).as("%s", done).isEqualTo("done");
+        assertThat(done.get("base").isNull()).as("a full backup: %s", done).isTrue();
+        assertThat(done.get("fullReason").asText()).isEqualTo(started.get("fullReason").asText());
+        JsonNode listed = null;
+        for (JsonNode backup : Backups.list(source.client(2)).get("backups")) {
+            if (backup.get("id").asText().equals(id)) {
+                listed = backup;
+            }
+        }
+        assertThat(listed).as("backup %s listed", id).isNotNull();
+        assertThat(listed.get("fullReason").asText()).isEqualTo(started.get("fullReason").asText());
+
+        target = InProcessCluster.start(3, root.resolve("target"), Map.of("dht.replica-timeout", "10s"));
+        RestoreRun run = Backups.restore("--from", "file:" + backups(), "--backup", id, "--into",
+                target.url(0).toString(), "--checkpoint", root.resolve("grace.checkpoint").toString());
+
+        assertThat(run.status()).as("%s %s", run.out(), run.err()).isZero();
+        assertThat(run.out()).doesNotContain("restoring its chain");
+        ConcurrentRequests.inParallel(keys, 8, i -> {
+            if (deleted.contains(i)) {
+                assertThat(Backups.readUntilAnswered(target.client(2), "key-" + i, "2/3").statusCode())
+                        .as("key-%d, deleted after the base", i).isEqualTo(404);
+            } else {
+                Backups.assertRestored(target.client(2), i);
+            }
+        });
+    }
+
+    /** {@code member}'s part in {@code backup}'s {@code members}. */
+    private static JsonNode part(JsonNode backup, URI member) {
+        for (JsonNode part : backup.get("members")) {
+            if (part.get("node").asText().equals(member.toString())) {
+                return part;
+            }
+        }
+        throw new AssertionError("no part of " + member + " in " + backup);
     }
 
     private Path[] memberFiles(String id) throws IOException {

@@ -56,8 +56,9 @@ final class TargetCluster {
     /**
      * Reads the view of the first of {@code nodes} that answers: {@code GET /internal/cluster/view} with the cluster
      * secret, the internal protocol on the API port (the one port a restore needs: the records go there too, also
-     * where the actuator has a management port of its own); a node named by its management port answers that 404,
-     * and {@code GET /actuator/cluster} there instead.
+     * where the actuator has a management port of its own); a node named by its management port answers that path
+     * as unknown (400 {@code unknown path ...}, 404 from another server), and {@code GET /actuator/cluster} is read
+     * there instead.
      *
      * @throws RestoreException if none answers ({@link RestoreException.Kind#UNREACHABLE}; 403: the secret is not the
      *                          cluster's), or a membership change is in progress there ({@link RestoreException.Kind#REFUSED})
@@ -72,7 +73,7 @@ final class TargetCluster {
                 if (response.statusCode() == 200) {
                     return new TargetCluster(http, secret, new Placement(checked(node, ClusterViewFile.decode(response.body()))));
                 }
-                if (response.statusCode() == 404) {
+                if (unknownPath(response)) {
                     response = http.send(HttpRequest.newBuilder(node.resolve("/actuator/cluster"))
                             .timeout(Duration.ofSeconds(10)).GET().build(), HttpResponse.BodyHandlers.ofString());
                     if (response.statusCode() == 200) {
@@ -90,6 +91,16 @@ final class TargetCluster {
         }
         throw new RestoreException(RestoreException.Kind.UNREACHABLE, "cannot read the target cluster's view (GET "
                 + InternalProtocol.VIEW_PATH + " or /actuator/cluster): " + failures);
+    }
+
+    /**
+     * Whether {@code response} says its server does not serve the path: a node's management port answers a path
+     * outside the actuator as every unknown path, 400 {@code unknown path PATH} (ErrorResponseHandler); 404 as other
+     * servers do.
+     */
+    private static boolean unknownPath(HttpResponse<String> response) {
+        return response.statusCode() == 404
+                || response.statusCode() == 400 && response.body() != null && response.body().startsWith("unknown path");
     }
 
     private static ClusterView checked(URI node, ClusterView view) {
