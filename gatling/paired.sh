@@ -57,7 +57,7 @@ turn, round after round, the order alternating (A B, then B A, ...). See gatling
   cost      wrk (closed loop) on a 3-node cluster (B), and one of --baseline-jar or --a-arg/--b-arg (A) beside it:
             per run answered/s, failures, the nodes' CPU us and replica exchanges per answered request
 
-Targets (which measures take the option in brackets):
+Targets (in parentheses: the measures that take the option):
   --variant NAME=JAR     a variant (latency): NAME a short word (letters, digits, - and _), JAR its node jar; the
                          same jar for all variants is fine
   --node                 each variant is one node instead of a 3-node cluster (latency)
@@ -71,7 +71,8 @@ Targets (which measures take the option in brackets):
                          B's jar unless --baseline-jar)
   -- ARG...              arguments of every dht node (all)
   --tls                  B serves HTTPS (TLS 1.3, a throw-away certificate, Spring Boot PEM bundle): A plain, B TLS;
-                         cluster: A a plain 3-node cluster, B one with TLS between peers too, peers by certificate (ratio)
+                         cluster: A a plain 3-node cluster, B one with TLS between peers too, peers by certificate
+                         (ratio)
   --node-heap SIZE       -Xms and -Xmx of each node and the baseline server (all; default $NODE_HEAP)
   --pin                  the load generator on CPU 0, the servers on the others (taskset; 2 or more CPUs; all);
                          cost: the nodes on CPU 1 with one event loop each
