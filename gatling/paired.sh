@@ -532,7 +532,7 @@ latency_main() {
     [ -f "$logfile" ] || continue
     if grep -q OutOfMemoryError "$logfile"; then oom+=("${logfile#"$OUT"/}"); fi
   done
-  [ "$PIN" = false ] || pinned=" Pinned: Gatling on CPU 0, the nodes on CPUs $SERVER_CPUS."
+  [ "$PIN" = false ] || pinned=" Pinned: Gatling on CPU 0, the nodes on CPU $( [ "$SERVER_CPUS" = 1-1 ] && echo 1 || echo "$SERVER_CPUS")."
 
   {
     echo "# Paired comparison: ${NAMES[*]}, $(date -u '+%Y-%m-%d %H:%M UTC')"
