@@ -10,7 +10,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Collection;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -65,7 +64,7 @@ public final class ViewLog implements Closeable {
     /** A command or reconfiguration is retried {@link #RETRY_ATTEMPTS} times this far apart while there is no leader. */
     static final TimeDuration RETRY_SLEEP = TimeDuration.valueOf(500, TimeUnit.MILLISECONDS);
     static final int RETRY_ATTEMPTS = 20;
-    /** How often an entry is appended while a reconfiguration that adds peers waits ({@link #reconfigure}). */
+    /** How often an entry is appended while a reconfiguration waits ({@link #reconfigure}). */
     static final Duration NUDGE = Duration.ofSeconds(2);
     /** How often the watchdog checks that the Raft server runs. */
     static final Duration WATCH = Duration.ofSeconds(2);
@@ -514,30 +513,25 @@ public final class ViewLog implements Closeable {
      * Makes the Raft configuration the voters and listeners of {@code view}, if it differs. Blocks until the
      * leader committed it: call off the event loops, on the leader.
      *
-     * <p>While a reconfiguration that adds a peer waits, this server appends an entry every {@link #NUDGE} that the
-     * state machine refuses (a compare-and-set from the epoch before its view: no view changes). Ratis stages a new
-     * peer until its match index reaches the configuration's index, and only an append that carries entries raises
-     * a match index: a joiner that already holds the whole log (its first staging timed out while it was slow to
-     * answer, a loaded machine or a fresh JVM, and it caught up afterwards) answers heartbeats only, so without a
-     * new entry its second staging never ends and every later reconfiguration is refused as "already in progress".
+     * <p>While a reconfiguration waits, this server appends an entry every {@link #NUDGE} that the state machine
+     * refuses (a compare-and-set from the epoch before its view: no view changes). Ratis stages a new peer until its
+     * match index reaches the configuration's index, and only an append that carries entries raises a match index: a
+     * joiner that already holds the whole log (its first staging timed out while it was slow to answer, a loaded
+     * machine or a fresh JVM, and it caught up afterwards) answers heartbeats only, so without a new entry its second
+     * staging never ends and every later reconfiguration, a rollback's too, is refused as "already in progress".
      *
      * @throws Refused if it could not be done in time
      */
     public void reconfigure(RaftGroup group) {
         List<RaftPeer> voters = peersOf(group, false);
         List<RaftPeer> listeners = peersOf(group, true);
-        Set<RaftPeerId> known = new HashSet<>(voters());
-        known.addAll(listeners());
-        boolean addsPeers = !known.containsAll(ids(group.getPeers()));
-        ScheduledExecutorService nudges = addsPeers ? Executors.newSingleThreadScheduledExecutor(runnable -> {
+        ScheduledExecutorService nudges = Executors.newSingleThreadScheduledExecutor(runnable -> {
             Thread thread = new Thread(runnable, "view-log-nudge");
             thread.setDaemon(true);
             return thread;
-        }) : null;
-        if (nudges != null) {
-            nudges.scheduleWithFixedDelay(this::appendRefusedEntry, NUDGE.toMillis(), NUDGE.toMillis(),
-                    TimeUnit.MILLISECONDS);
-        }
+        });
+        nudges.scheduleWithFixedDelay(this::appendRefusedEntry, NUDGE.toMillis(), NUDGE.toMillis(),
+                TimeUnit.MILLISECONDS);
         try (RaftClient client = client()) {
             RaftClientReply reply = client.admin().setConfiguration(voters, listeners);
             if (!reply.isSuccess()) {
@@ -549,9 +543,7 @@ public final class ViewLog implements Closeable {
             throw new Refused("the Raft configuration was not changed: " + e.getMessage()
                     + (e.getCause() == null ? "" : ", the last attempt: " + e.getCause()));
         } finally {
-            if (nudges != null) {
-                nudges.shutdownNow();
-            }
+            nudges.shutdownNow();
         }
     }
 
