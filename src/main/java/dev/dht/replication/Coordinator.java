@@ -18,6 +18,7 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import reactor.core.publisher.Flux;
 import reactor.core.publisher.Mono;
 
@@ -43,7 +44,8 @@ import reactor.core.publisher.Mono;
  * which moved the key's replica sets refuses it ({@link OverloadReason#STALE_EPOCH}, {@link
  * dev.dht.cluster.EpochFence}). A request that fails with such a refusal among its replicas' outcomes waits until
  * this node took the refusing replica's view (fetched by the peer client, within {@code dht.replica-timeout}) and is
- * placed again under it, once; a write keeps its record and timestamp. If it cannot catch up, or is refused again,
+ * placed again under it, up to {@link #STALE_ATTEMPTS} attempts in all (a change's next step may come while it
+ * catches up); a write keeps its record and timestamp. If it cannot catch up, or its last attempt is refused too,
  * it fails as before (503 when only refusals failed it).
  */
 public final class Coordinator {
@@ -51,6 +53,8 @@ public final class Coordinator {
     private static final int COMMIT_WAIT_TIMERS = 10;
     /** How often a request refused as stale looks whether this node took the newer view. */
     private static final Duration CATCH_UP_POLL = Duration.ofMillis(5);
+    /** Attempts of a request whose replicas refuse it as placed under a stale view ({@link #placedWhileStale}). */
+    static final int STALE_ATTEMPTS = 3;
     /** Speculative retries allowed per read ({@link RetryBudget}). */
     static final double SPECULATIVE_RETRY_RATIO = 0.1;
     private final Membership membership;
@@ -117,9 +121,18 @@ public final class Coordinator {
      * with (the cluster shrank after the caller checked it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        Mono<Optional<Record>> read = Mono.defer(() -> placedGet(id, rf));
-        return counted("GET", read.onErrorResume(error -> staleEpochOf(error) > 0,
-                error -> caughtUp(staleEpochOf(error), error).then(Mono.defer(() -> placedGet(id, rf)))));
+        return counted("GET", placedWhileStale(() -> placedGet(id, rf), STALE_ATTEMPTS));
+    }
+
+    /**
+     * {@code attempt}, and while a replica refuses it as placed under a stale view, again under the view this node
+     * then holds ({@link #caughtUp}), at most {@code attempts} times in all: the steps of a change follow each other
+     * within milliseconds (a removenode's four), so an attempt placed under the view a refusal named can meet the
+     * next step. The last refusal is answered (503 if only refusals failed it, else 504).
+     */
+    private <T> Mono<T> placedWhileStale(Supplier<Mono<T>> attempt, int attempts) {
+        return Mono.defer(attempt).onErrorResume(error -> attempts > 1 && staleEpochOf(error) > 0,
+                error -> caughtUp(staleEpochOf(error), error).then(placedWhileStale(attempt, attempts - 1)));
     }
 
     /** One attempt of {@link #get}: placed under the current view, counted under its epoch until it ends. */
@@ -308,9 +321,9 @@ public final class Coordinator {
             Settling settling = new Settling(settled);
             Mono<Void> first = placedWrite(request, record, ticket, settling);
             // a replica that refused the call as placed under a stale view: the same record (an idempotent
-            // last-write-wins write) placed again, once, under the view this node then holds
+            // last-write-wins write) placed again under the view this node then holds (placedWhileStale)
             Mono<Void> write = first.onErrorResume(error -> staleEpochOf(error) > 0,
-                    error -> caughtUp(staleEpochOf(error), error).then(Mono.defer(() -> {
+                    error -> caughtUp(staleEpochOf(error), error).then(placedWhileStale(() -> {
                         Membership.Ticket again = membership.enter();
                         try {
                             request.rf().within(again.placement().size());
@@ -319,7 +332,7 @@ public final class Coordinator {
                             throw e;
                         }
                         return placedWrite(request, record, again, settling);
-                    })));
+                    }, STALE_ATTEMPTS - 1)));
             return counted(request.operation(), write)
                     .doOnTerminate(settling::release)
                     .doOnCancel(settling::release)

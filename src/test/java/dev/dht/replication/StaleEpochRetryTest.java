@@ -35,7 +35,8 @@ import reactor.core.scheduler.Schedulers;
  * switch (epoch 4); b, c and x took the rollback (5) and the settled view without x (6), and x cleaned up. a's client
  * requests are placed under epoch 4, so a key x's join moved is read from and written to the new sets, x among them.
  * The replicas that took the rollback refuse such calls ({@link EpochFence}); a takes their view (here the refusal
- * hands it over, as the peer client's catch-up does) and places the request again under it, once. Without the retry a
+ * hands it over, as the peer client's catch-up does) and places the request again under it, again if a replica
+ * refuses it under the next step (up to {@link Coordinator#STALE_ATTEMPTS} attempts). Without the retry a
  * read at 2/3 would answer from a's own store and the cleaned-up x, returning the value that a 2/3 write after the
  * rollback replaced, and a write would leave a copy on x, a node that is no replica. A coordinator that cannot fetch
  * the newer view answers the refusal (503 {@code stale-epoch} with {@code Retry-After}, not 504). No sockets: in-memory replicas.
@@ -52,6 +53,11 @@ class StaleEpochRetryTest {
     private final Coordinator coordinator;
     /** Whether a refusal hands the refusing replica's view to a (the peer client's catch-up). */
     private volatile boolean catchUp = true;
+    /**
+     * Whether a refusal names and hands only the view one step after a's (the replica was one step ahead, and took
+     * the next step while a caught up, as the steps of a change follow each other within milliseconds).
+     */
+    private volatile boolean oneStepAhead;
 
     StaleEpochRetryTest() {
         for (int i = 1; i < 4; i++) {
@@ -156,6 +162,20 @@ class StaleEpochRetryTest {
     }
 
     @Test
+    void aReadRefusedAgainUnderTheNextStepIsPlacedAgainUntilItsViewIsTheReplicas() {
+        oneStepAhead = true;
+        String id = key(true);
+        store(id, value(1, "before"), NODES.get(0), NODES.get(1), NODES.get(2));
+        store(id, value(2, "after the rollback"), NODES.get(1), NODES.get(2));
+
+        Optional<Record> read = coordinator.get(id, TWO_OF_THREE).block(Duration.ofSeconds(10));
+
+        assertThat(read).hasValueSatisfying(record -> assertThat(new String(record.value(), StandardCharsets.UTF_8))
+                .isEqualTo("after the rollback"));
+        assertThat(membership.epoch()).as("a took each step the replicas named").isEqualTo(6);
+    }
+
+    @Test
     void aCoordinatorThatCannotCatchUpAnswersTheRefusal() {
         catchUp = false;
         String id = key(true);
@@ -207,6 +227,11 @@ class StaleEpochRetryTest {
         }
 
         private <T> Mono<T> refused() {
+            if (oneStepAhead) {
+                int next = (int) Math.min(membership.epoch() + 1, fence.epoch());
+                Schedulers.boundedElastic().schedule(() -> membership.adopt(views.get(next - 1)));
+                return Mono.error(OverloadedException.staleEpoch(next, "stale"));
+            }
             if (catchUp) {
                 Schedulers.boundedElastic().schedule(() -> {
                     membership.adopt(views.get(4));
