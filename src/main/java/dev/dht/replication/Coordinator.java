@@ -121,18 +121,20 @@ public final class Coordinator {
      * with (the cluster shrank after the caller checked it).
      */
     public Mono<Optional<Record>> get(String id, ReplicationFactor rf) {
-        return counted("GET", placedWhileStale(() -> placedGet(id, rf), STALE_ATTEMPTS));
+        return counted("GET", placedWhileStale(Mono.defer(() -> placedGet(id, rf)), () -> placedGet(id, rf),
+                STALE_ATTEMPTS));
     }
 
     /**
-     * {@code attempt}, and while a replica refuses it as placed under a stale view, again under the view this node
-     * then holds ({@link #caughtUp}), at most {@code attempts} times in all: the steps of a change follow each other
+     * {@code attempt}, and while a replica refuses it as placed under a stale view, {@code again} under the view this
+     * node then holds ({@link #caughtUp}), at most {@code attempts} attempts in all: the steps of a change follow each other
      * within milliseconds (a removenode's four), so an attempt placed under the view a refusal named can meet the
      * next step. The last refusal is answered (503 if only refusals failed it, else 504).
      */
-    private <T> Mono<T> placedWhileStale(Supplier<Mono<T>> attempt, int attempts) {
-        return Mono.defer(attempt).onErrorResume(error -> attempts > 1 && staleEpochOf(error) > 0,
-                error -> caughtUp(staleEpochOf(error), error).then(placedWhileStale(attempt, attempts - 1)));
+    private <T> Mono<T> placedWhileStale(Mono<T> attempt, Supplier<Mono<T>> again, int attempts) {
+        return attempt.onErrorResume(error -> attempts > 1 && staleEpochOf(error) > 0,
+                error -> caughtUp(staleEpochOf(error), error)
+                        .then(placedWhileStale(Mono.defer(again), again, attempts - 1)));
     }
 
     /** One attempt of {@link #get}: placed under the current view, counted under its epoch until it ends. */
@@ -322,17 +324,16 @@ public final class Coordinator {
             Mono<Void> first = placedWrite(request, record, ticket, settling);
             // a replica that refused the call as placed under a stale view: the same record (an idempotent
             // last-write-wins write) placed again under the view this node then holds (placedWhileStale)
-            Mono<Void> write = first.onErrorResume(error -> staleEpochOf(error) > 0,
-                    error -> caughtUp(staleEpochOf(error), error).then(placedWhileStale(() -> {
-                        Membership.Ticket again = membership.enter();
-                        try {
-                            request.rf().within(again.placement().size());
-                        } catch (RuntimeException e) {
-                            again.exit();
-                            throw e;
-                        }
-                        return placedWrite(request, record, again, settling);
-                    }, STALE_ATTEMPTS - 1)));
+            Mono<Void> write = placedWhileStale(first, () -> {
+                Membership.Ticket again = membership.enter();
+                try {
+                    request.rf().within(again.placement().size());
+                } catch (RuntimeException e) {
+                    again.exit();
+                    throw e;
+                }
+                return placedWrite(request, record, again, settling);
+            }, STALE_ATTEMPTS);
             return counted(request.operation(), write)
                     .doOnTerminate(settling::release)
                     .doOnCancel(settling::release)
