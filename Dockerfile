@@ -1,7 +1,7 @@
 # The dht node image: Spring Boot's layered jar on an Eclipse Temurin 17 JRE, run as a non-root user, with a class data
-# sharing archive made at build time (Spring Boot's "Dockerfiles" page, CDS): a training start that exits once the
-# context is built writes the classes it loaded to dht.jsa, and every start maps them instead of loading them (about
-# half the CPU to ready, docs/performance.md). The archive serves the JRE of this image only.
+# sharing archive made at build time (Spring Boot's "Dockerfiles" page, CDS): a training run (dev.dht.TrainingRun: a
+# one-node cluster that sends itself client requests, then exits) writes the classes it loaded to dht.jsa, and every
+# start maps them instead of loading them (docs/performance.md). The archive serves the JRE of this image only.
 #
 #   ./mvnw -B -DskipTests package && docker build -t REGISTRY/dht:TAG . && docker push REGISTRY/dht:TAG
 #
@@ -21,9 +21,10 @@ COPY --from=layers /build/extracted/dependencies/ ./
 COPY --from=layers /build/extracted/spring-boot-loader/ ./
 COPY --from=layers /build/extracted/snapshot-dependencies/ ./
 COPY --from=layers /build/extracted/application/ ./
-# The training start: an empty data dir, a port that is never bound (the context exits before the servers start).
-RUN java -XX:ArchiveClassesAtExit=dht.jsa -Xlog:cds*=error -Dspring.context.exit=onRefresh -jar dht.jar \
-      --dht.data-dir=/tmp/cds-training --server.port=18080 && rm -rf /tmp/cds-training
+# The training run: an empty data dir, free ports, a separate management port as the image's own settings below.
+RUN java -XX:ArchiveClassesAtExit=dht.jsa -Xlog:cds*=error -Ddht.training-run=true -jar dht.jar \
+      --dht.data-dir=/tmp/cds-training --server.port=0 --management.server.port=0 --dht.self=http://localhost:18080 \
+      --logging.level.root=warn && rm -rf /tmp/cds-training
 # dht, the operator's command line, on the PATH: kubectl exec dht-0 -- dht status (it runs the application in /app)
 COPY bin/dht /usr/local/bin/dht
 # The data dir belongs to the non-root user that runs the node; the command line runs for everyone.

@@ -10,9 +10,9 @@ import java.util.Optional;
 /**
  * The class data sharing (CDS) layout that {@code ./mvnw package} writes beside the executable jar (pom.xml,
  * {@code exec-maven-plugin}, as Spring Boot's "Class Data Sharing" page describes it): {@code cds/dht.jar}, the jar in
- * extracted form with its dependencies in {@code cds/lib/}, and {@code cds/dht.jsa}, the classes a training start
- * loaded. A node started with {@link #javaArguments()} maps those classes parsed and verified instead of loading them
- * from nested jars: in a paired start-up benchmark on JDK 17 about half the CPU to ready
+ * extracted form with its dependencies in {@code cds/lib/}, and {@code cds/dht.jsa}, the classes a training run
+ * ({@link TrainingRun}) loaded. A node started with {@link #javaArguments()} maps those classes parsed and verified
+ * instead of loading them from nested jars: in a paired start-up benchmark on JDK 17 about half the CPU to ready
  * (docs/performance.md, "Start-up and warm-up"). It shortens the start only; it keeps no compiled code or profiles.
  *
  * <p>The layout is used only when it is complete and at least as new as the executable jar, so a jar rebuilt without

@@ -8,6 +8,7 @@ import org.springframework.boot.actuate.autoconfigure.web.ManagementContextConfi
 import org.springframework.boot.autoconfigure.AutoConfigurationExcludeFilter;
 import org.springframework.boot.autoconfigure.EnableAutoConfiguration;
 import org.springframework.boot.context.TypeExcludeFilter;
+import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.context.annotation.ComponentScan;
 import org.springframework.context.annotation.FilterType;
 
@@ -31,7 +32,8 @@ public class DhtApplication {
 
     /**
      * Starts a node, the local cluster when the first argument is {@code local-cluster}, or runs a command of the
-     * command line ({@link Dht}).
+     * command line ({@link Dht}). A node started as a {@link TrainingRun} sends itself its training requests once it
+     * has started, then exits.
      */
     public static void main(String[] args) throws Exception {
         if (args.length > 0 && LocalCluster.COMMAND.equals(args[0])) {
@@ -42,6 +44,9 @@ public class DhtApplication {
             Dht.main(args);
             return;
         }
-        SpringApplication.run(DhtApplication.class, args);
+        ConfigurableApplicationContext context = SpringApplication.run(DhtApplication.class, args);
+        if (TrainingRun.requested()) {
+            System.exit(TrainingRun.run(context));
+        }
     }
 }
