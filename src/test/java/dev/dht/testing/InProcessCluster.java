@@ -20,8 +20,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.function.IntFunction;
 import java.util.stream.Collectors;
 import org.awaitility.Awaitility;
@@ -375,39 +376,18 @@ public final class InProcessCluster
      */
     @Override
     public void close() {
-        List<Thread> stopping = new ArrayList<>();
-        List<RuntimeException> failures = new CopyOnWriteArrayList<>();
+        List<CompletableFuture<Void>> stopping = new ArrayList<>();
         for (int i = 0; i < nodes.size(); i++) {
-            ConfigurableApplicationContext node = nodes.get(i);
-            if (node != null) {
-                nodes.set(i, null);
-                Thread thread = new Thread(() -> {
-                    try {
-                        node.close();
-                    } catch (RuntimeException e) {
-                        failures.add(e);
-                    }
-                }, "stop-node-" + i);
-                thread.start();
-                stopping.add(thread);
+            if (nodes.get(i) != null) {
+                int node = i;
+                stopping.add(CompletableFuture.runAsync(() -> stop(node),
+                        stop -> new Thread(stop, "stop-node-" + node).start()));
             }
         }
-        boolean interrupted = false;
-        for (Thread thread : stopping) {
-            while (true) {
-                try {
-                    thread.join();
-                    break;
-                } catch (InterruptedException e) {
-                    interrupted = true;
-                }
-            }
-        }
-        if (interrupted) {
-            Thread.currentThread().interrupt();
-        }
-        if (!failures.isEmpty()) {
-            throw failures.get(0);
+        try {
+            CompletableFuture.allOf(stopping.toArray(CompletableFuture[]::new)).join();
+        } catch (CompletionException e) {
+            throw e.getCause() instanceof RuntimeException failure ? failure : e;
         }
     }
 }
