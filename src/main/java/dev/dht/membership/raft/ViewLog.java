@@ -72,6 +72,8 @@ public final class ViewLog implements Closeable {
 
     private final URI self;
     private final RaftPeerId selfId;
+    /** Used by the watchdog only. */
+    private final FollowerStateRelease followerStateRelease;
     private final Path dataDir;
     private final RaftProperties properties = new RaftProperties();
     private final Parameters parameters = new Parameters();
@@ -114,6 +116,7 @@ public final class ViewLog implements Closeable {
             Consumer<ClusterView> applied, Consumer<RaftProperties> tuning) {
         this.self = Objects.requireNonNull(self, "self");
         this.selfId = RaftPeers.id(self);
+        this.followerStateRelease = new FollowerStateRelease(selfId);
         this.dataDir = dataDir;
         this.applied = view -> {
             forgetLost(view);
@@ -299,8 +302,12 @@ public final class ViewLog implements Closeable {
         return server;
     }
 
-    /** The watchdog's beat: starts the server again if its division of the group died. */
+    /**
+     * The watchdog's beat: releases the server if a listener's promotion froze it ({@link FollowerStateRelease}),
+     * and starts it again if its division of the group died.
+     */
     private void watch() {
+        followerStateRelease.releaseStuck();
         String state = divisionState();
         if (state == null) {
             if (problem != null) {

@@ -18,7 +18,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
 import java.util.stream.Stream;
@@ -27,13 +31,16 @@ import org.apache.ratis.client.RaftClient;
 import org.apache.ratis.client.RaftClientConfigKeys;
 import org.apache.ratis.conf.RaftProperties;
 import org.apache.ratis.proto.RaftProtos.AppendEntriesRequestProto;
+import org.apache.ratis.proto.RaftProtos.LogEntryProto;
 import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
 import org.apache.ratis.protocol.RaftClientReply;
 import org.apache.ratis.protocol.RaftGroup;
 import org.apache.ratis.protocol.RaftPeer;
+import org.apache.ratis.protocol.RaftPeerId;
 import org.apache.ratis.protocol.exceptions.ReconfigurationTimeoutException;
 import org.apache.ratis.retry.RetryPolicies;
 import org.apache.ratis.rpc.SupportedRpcType;
+import org.apache.ratis.server.RaftServer;
 import org.apache.ratis.server.RaftServerConfigKeys;
 import org.apache.ratis.util.CodeInjectionForTesting;
 import org.apache.ratis.util.SizeInBytes;
@@ -228,6 +235,82 @@ class ViewLogTest {
         assertThat(node(next)).isIn(stays, stepsUp);
         ClusterView leaving = four.withLeaving(stepsDown, ChangeKind.DECOMMISSION);
         assertThat(next.compareAndSet(1, leaving)).isEqualTo(leaving);
+    }
+
+    /**
+     * A listener made a voter while its follower thread, just woken from its election-timeout sleep, waits for the
+     * server's lock (Ratis 3.2.2 then waits under that lock for that thread to end, and the server would stay frozen:
+     * {@link FollowerStateRelease}): the server is released within two watchdog beats, the reconfiguration completes
+     * and the new voter applies the next view. The timing is made certain here: another thread holds the listener's
+     * lock until its follower thread and then the append that carries the new configuration wait for it; the JVM
+     * gives the lock to the later one, the append (without the release this test fails on Ratis 3.2.2: the
+     * reconfiguration is refused after its retries, the listener frozen).
+     */
+    @Test
+    void aListenerMadeAVoterWhileItsFollowerThreadWaitsForTheLockIsNotFrozen() throws Exception {
+        NodeProcess.freePorts(2).forEach(port -> nodes.add(URI.create("http://127.0.0.1:" + port)));
+        URI voter = nodes.get(0);
+        URI listener = nodes.get(1);
+        RaftGroup oneVoter = RaftGroup.valueOf(RaftPeers.GROUP_ID, PEERS.peer(voter, true),
+                PEERS.peer(listener, false));
+        RaftGroup twoVoters = RaftGroup.valueOf(RaftPeers.GROUP_ID, PEERS.peer(voter, true),
+                PEERS.peer(listener, true));
+        nodes.forEach(node -> start(node, oneVoter));
+        ClusterView two = leader().compareAndSet(0, ClusterView.initial(nodes, 2));
+        await().atMost(Duration.ofSeconds(20)).until(() -> two.equals(logs.get(listener).view()));
+        RaftServer.Division division = logs.get(listener).server().getDivision(RaftPeers.GROUP_ID);
+        RaftPeerId listenerId = RaftPeers.id(listener);
+        AtomicBoolean held = new AtomicBoolean();
+        CodeInjectionForTesting.put(RAFT_APPEND_ENTRIES, (localId, leaderId, args) -> {
+            if (listenerId.equals(localId) && args.length > 1 && args[1] instanceof AppendEntriesRequestProto append
+                    && makesVoter(append, listenerId) && held.compareAndSet(false, true)) {
+                Thread appender = Thread.currentThread();
+                CountDownLatch locked = new CountDownLatch(1);
+                Thread holder = new Thread(() -> {
+                    synchronized (division) {
+                        locked.countDown();
+                        await().atMost(Duration.ofSeconds(10)).until(() -> followerThreadWaitsForLock(listenerId)
+                                && appender.getState() == Thread.State.BLOCKED);
+                    }
+                }, "lock-holder");
+                holder.start();
+                try {
+                    locked.await();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                // the follower thread waits for the lock first, then this append: the lock goes to the later one
+                await().atMost(Duration.ofSeconds(10)).until(() -> followerThreadWaitsForLock(listenerId));
+            }
+            return true;
+        });
+        ExecutorService steps = Executors.newSingleThreadExecutor();
+        try {
+            steps.submit(() -> logs.get(voter).reconfigure(twoVoters)).get(30, TimeUnit.SECONDS);
+            assertThat(held).as("the append with the new configuration was held").isTrue();
+            ClusterView leaving = two.withLeaving(voter, ChangeKind.DECOMMISSION);
+            assertThat(steps.submit(() -> leader().compareAndSet(1, leaving)).get(30, TimeUnit.SECONDS))
+                    .isEqualTo(leaving);
+            await().atMost(Duration.ofSeconds(20)).until(() -> leaving.equals(logs.get(listener).view()));
+        } finally {
+            CodeInjectionForTesting.remove(RAFT_APPEND_ENTRIES);
+            steps.shutdownNow();
+        }
+    }
+
+    /** True if {@code append} carries a settled configuration (no old one) in which {@code peer} votes. */
+    private static boolean makesVoter(AppendEntriesRequestProto append, RaftPeerId peer) {
+        return append.getEntriesList().stream().filter(LogEntryProto::hasConfigurationEntry)
+                .map(LogEntryProto::getConfigurationEntry)
+                .anyMatch(conf -> conf.getOldPeersCount() == 0 && conf.getOldListenersCount() == 0
+                        && conf.getPeersList().stream().anyMatch(p -> RaftPeerId.valueOf(p.getId()).equals(peer)));
+    }
+
+    /** True if a follower thread of {@code server} waits for a lock (the server's, here). */
+    private static boolean followerThreadWaitsForLock(RaftPeerId server) {
+        return Thread.getAllStackTraces().keySet().stream()
+                .anyMatch(thread -> thread.getClass().getName().equals(FollowerStateRelease.FOLLOWER_STATE)
+                        && thread.getName().startsWith(server + "@") && thread.getState() == Thread.State.BLOCKED);
     }
 
     @Test
