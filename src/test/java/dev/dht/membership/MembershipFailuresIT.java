@@ -32,7 +32,7 @@ import org.springframework.util.FileSystemUtils;
 /**
  * Membership changes when a node they involve dies, over real node processes: the view log's leader killed
  * ({@code kill -9}) during a join for good and coming back, a joiner killed after the read switch, the first member
- * removed after its death, a member back on an empty data dir, alone or with the whole cluster restarted at once, a
+ * removed after its death, the first of three killed while the last is decommissioned, a member back on an empty data dir, alone or with the whole cluster restarted at once, a
  * member frozen, removed and resumed. Each runs under a steady load ({@link HistoryLoad}: most keys at 2/3, some at
  * 1/1 and 3/3, writes and deletes) and checks its history at the end: no acknowledged write lost, no stale read, no
  * deleted key back, and every member settled ({@code cleanupPending} false). A 1/1 write kept by the one node killed
@@ -184,6 +184,57 @@ class MembershipFailuresIT {
             System.out.printf("leader restarted during a join: the join %s%n",
                     completed ? "completed" : "was rolled back");
             checkHistory(load, members, null);
+        }
+    }
+
+    /**
+     * The last of three members decommissioned under load, the first killed for good while the decommission streams:
+     * the view log keeps a leader (the leaving member votes until its change ends; were it no voter, the two
+     * {@code NORMAL} members would be one voter, the dead one), so the decommission is rolled back on both survivors
+     * within the failure timeout (and some slack), the dead member is removed through a survivor, and every
+     * acknowledged write reads back at 2/2.
+     */
+    @Test
+    void theFirstMemberKilledDuringADecommissionOfTheLastLeavesNoChangeStuck() throws Exception {
+        List<String> jvm = new ArrayList<>(JVM);
+        jvm.add("-Ddht.stream-rate=20"); // the decommission streams for longer than the test needs
+        startCluster(3, jvm);
+        List<URI> live = new ArrayList<>(cluster.urls().stream().map(URI::create).toList());
+        URI first = live.get(0);
+        URI leaving = live.get(2);
+        try (HistoryLoad load = new HistoryLoad("g", live)) {
+            load.preload();
+            load.start();
+            HttpResponse<String> started = change(live.get(1), "decommission", leaving);
+            assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
+            awaitPhase(live.get(1), leaving, "streaming");
+
+            load.avoid(first);
+            live.remove(first);
+            cluster.kill(0);
+            load.singleCopiesMayBeLost();
+            load.tolerateUnavailable(); // the leaver's new replica sets hold one live node
+            long killed = System.nanoTime();
+            await().atMost(ROLLBACK_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+                for (URI node : live) {
+                    JsonNode view = admin.view(node);
+                    assertThat(view.get("change").isNull()).as("change on %s: %s", node, view).isTrue();
+                    assertThat(memberUrls(view)).as("members of %s", node).hasSize(3);
+                }
+            });
+            long rollbackMs = (System.nanoTime() - killed) / 1_000_000;
+
+            HttpResponse<String> removed = removenode(live.get(0), first);
+            assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
+            admin.awaitMembers(live.get(0), 2, CHANGE_TIME);
+            admin.awaitSettled(live, CHANGE_TIME);
+            assertThat(memberUrls(admin.view(live.get(0)))).containsExactlyInAnyOrderElementsOf(
+                    live.stream().map(URI::toString).toList());
+
+            load.stop();
+            System.out.printf("first member killed while the last was decommissioned: rolled back %d ms later%n",
+                    rollbackMs);
+            checkHistory(load, live, "2/2");
         }
     }
 
