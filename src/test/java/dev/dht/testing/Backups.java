@@ -17,6 +17,8 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
+import java.util.function.ToIntFunction;
 
 /**
  * Cluster backups as an operator runs them, for tests: {@code POST /actuator/backup}, waiting on
@@ -42,11 +44,7 @@ public final class Backups {
      * of requests cost more than the requests).
      */
     public static void untilAnswered(IntSupplier request, int expected, String what) {
-        int status = request.getAsInt();
-        if (overloadedOrLate(status)) {
-            status = await().atMost(RETRY_TIME).pollDelay(RETRY_PAUSE).pollInterval(RETRY_PAUSE)
-                    .until(request::getAsInt, answer -> !overloadedOrLate(answer));
-        }
+        int status = untilAnswered(request::getAsInt, Integer::intValue);
         assertThat(status).as(what).isEqualTo(expected);
     }
 
@@ -55,12 +53,17 @@ public final class Backups {
      * after the first refusal; the first attempt on the calling thread, as {@link #untilAnswered}).
      */
     public static HttpResponse<byte[]> readUntilAnswered(DhtClient client, String id, String replicas) {
-        HttpResponse<byte[]> answer = client.get(id, replicas);
-        if (!overloadedOrLate(answer.statusCode())) {
+        return untilAnswered(() -> client.get(id, replicas), HttpResponse::statusCode);
+    }
+
+    /** {@code request}'s first answer whose {@code status} is neither 503 nor 504 (see {@link #untilAnswered}). */
+    private static <T> T untilAnswered(Supplier<T> request, ToIntFunction<T> status) {
+        T answer = request.get();
+        if (!overloadedOrLate(status.applyAsInt(answer))) {
             return answer;
         }
         return await().atMost(RETRY_TIME).pollDelay(RETRY_PAUSE).pollInterval(RETRY_PAUSE)
-                .until(() -> client.get(id, replicas), again -> !overloadedOrLate(again.statusCode()));
+                .until(request::get, again -> !overloadedOrLate(status.applyAsInt(again)));
     }
 
     private static boolean overloadedOrLate(int status) {
