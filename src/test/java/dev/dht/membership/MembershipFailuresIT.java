@@ -32,7 +32,8 @@ import org.springframework.util.FileSystemUtils;
 /**
  * Membership changes when a node they involve dies, over real node processes: the view log's leader killed
  * ({@code kill -9}) during a join for good and coming back, a joiner killed after the read switch, the first member
- * removed after its death, the first of three killed while the last is decommissioned, a member back on an empty data dir, alone or with the whole cluster restarted at once, a
+ * removed after its death, the first of three killed while the last is decommissioned, two of three lost for good
+ * and the survivor recovered ({@code dht.raft.recover}), a member back on an empty data dir, alone or with the whole cluster restarted at once, a
  * member frozen, removed and resumed. Each runs under a steady load ({@link HistoryLoad}: most keys at 2/3, some at
  * 1/1 and 3/3, writes and deletes) and checks its history at the end: no acknowledged write lost, no stale read, no
  * deleted key back, and every member settled ({@code cleanupPending} false). A 1/1 write kept by the one node killed
@@ -235,6 +236,62 @@ class MembershipFailuresIT {
             System.out.printf("first member killed while the last was decommissioned: rolled back %d ms later%n",
                     rollbackMs);
             checkHistory(load, live, "2/2");
+        }
+    }
+
+    /**
+     * Two members of three killed for good with their data dirs lost (the view log has lost two of its three voters):
+     * the survivor refuses to remove them (409) until it is started again with {@code --dht.raft.recover=true}; then
+     * it leads the log alone from the epoch it held, naming both lost, both are removed through it, two new nodes
+     * join, and every key written at 3/3 before the loss reads back at 2/3 through each new node.
+     */
+    @Test
+    void theSurvivorOfALostMajorityIsRecoveredAndTheDeadAreReplaced() throws Exception {
+        startCluster(3, JVM);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        URI survivor = all.get(0);
+        int keys = 300;
+        for (int i = 0; i < keys; i++) {
+            HttpResponse<String> written = HistoryLoad.send("PUT", survivor, "lost-" + i, "3/3", "value-" + i);
+            assertThat(written.statusCode()).as("PUT lost-%d: %s", i, written.body()).isEqualTo(201);
+        }
+        long epoch = admin.view(survivor).get("epoch").asLong();
+        for (int dead = 1; dead <= 2; dead++) {
+            cluster.kill(dead);
+            assertThat(FileSystemUtils.deleteRecursively(cluster.dataDir(dead))).isTrue();
+        }
+        HttpResponse<String> refused = admin.post(survivor, "/actuator/cluster/removenode",
+                "{\"node\":\"" + all.get(2) + "\"}");
+        assertThat(refused.statusCode()).as(refused.body()).isEqualTo(409);
+
+        cluster.stop(0);
+        cluster.launchAgain(0, "--dht.raft.recover=true");
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+            JsonNode view = admin.view(survivor);
+            assertThat(view.get("leader").asText()).as("%s", view).isEqualTo(survivor.toString());
+            assertThat(view.get("epoch").asLong()).isEqualTo(epoch);
+            assertThat(view.get("lost")).hasSize(2);
+        });
+        for (int dead = 2; dead >= 1; dead--) {
+            HttpResponse<String> removed = removenode(survivor, all.get(dead));
+            assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
+            admin.awaitMembers(survivor, dead, CHANGE_TIME);
+            admin.awaitSettled(List.of(survivor), CHANGE_TIME);
+        }
+        assertThat(admin.view(survivor).get("lost")).isEmpty();
+
+        List<URI> members = new ArrayList<>(List.of(survivor));
+        for (int joined = 1; joined <= 2; joined++) {
+            members.add(startJoiner("new-" + joined, List.of(survivor), 50_000).baseUri());
+            admin.awaitMembers(survivor, members.size(), CHANGE_TIME);
+            admin.awaitSettled(members, CHANGE_TIME);
+        }
+        for (URI node : members.subList(1, 3)) {
+            for (int i = 0; i < keys; i++) {
+                HttpResponse<String> read = HistoryLoad.send("GET", node, "lost-" + i, "2/3", null);
+                assertThat(read.statusCode()).as("GET lost-%d through %s", i, node).isEqualTo(200);
+                assertThat(read.body()).isEqualTo("value-" + i);
+            }
         }
     }
 

@@ -7,6 +7,7 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -108,9 +109,12 @@ public final class ProcessCluster implements AutoCloseable {
         return dir.resolve("data-" + index).toAbsolutePath();
     }
 
-    /** Starts node {@code index} again on its port and data, without waiting for it to be up. */
-    public void launchAgain(int index) throws IOException {
-        launch(index);
+    /**
+     * Starts node {@code index} again on its port and data, without waiting for it to be up; {@code arguments} are
+     * added to its command line for this start only (e.g. {@code --dht.raft.recover=true}).
+     */
+    public void launchAgain(int index, String... arguments) throws IOException {
+        launch(index, arguments);
     }
 
     /**
@@ -157,11 +161,11 @@ public final class ProcessCluster implements AutoCloseable {
         }
     }
 
-    private void launch(int index) throws IOException {
+    private void launch(int index, String... extra) throws IOException {
+        List<String> arguments = new ArrayList<>(List.of("--dht.self=" + urls().get(index),
+                "--dht.nodes=" + String.join(",", urls()), "--dht.cluster-secret=" + secret));
+        arguments.addAll(List.of(extra));
         nodes[index] = NodeProcess.start(commandPrefix, url(index), dataDir(index),
-                dir.resolve("node-" + index + ".log"), jvmOptions,
-                "--dht.self=" + urls().get(index),
-                "--dht.nodes=" + String.join(",", urls()),
-                "--dht.cluster-secret=" + secret);
+                dir.resolve("node-" + index + ".log"), jvmOptions, arguments.toArray(String[]::new));
     }
 }
