@@ -28,7 +28,7 @@ import org.slf4j.LoggerFactory;
  */
 final class FollowerStateRelease {
     private static final Logger log = LoggerFactory.getLogger(FollowerStateRelease.class);
-    static final String FOLLOWER_STATE = "org.apache.ratis.server.impl.FollowerState";
+    private static final String FOLLOWER_STATE = "org.apache.ratis.server.impl.FollowerState";
     private final String namePrefix;
     private Set<Thread> stuckBefore = Set.of();
     private Field running;
@@ -79,7 +79,8 @@ final class FollowerStateRelease {
         return released;
     }
 
-    private static Set<Thread> followerStateThreads() {
+    /** The live {@code FollowerState} threads of every Raft server in this JVM. */
+    static Set<Thread> followerStateThreads() {
         ThreadGroup root = Thread.currentThread().getThreadGroup();
         while (root.getParent() != null) {
             root = root.getParent();

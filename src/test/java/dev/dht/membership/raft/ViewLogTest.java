@@ -308,9 +308,9 @@ class ViewLogTest {
 
     /** True if a follower thread of {@code server} waits for a lock (the server's, here). */
     private static boolean followerThreadWaitsForLock(RaftPeerId server) {
-        return Thread.getAllStackTraces().keySet().stream()
-                .anyMatch(thread -> thread.getClass().getName().equals(FollowerStateRelease.FOLLOWER_STATE)
-                        && thread.getName().startsWith(server + "@") && thread.getState() == Thread.State.BLOCKED);
+        return FollowerStateRelease.followerStateThreads().stream()
+                .anyMatch(thread -> thread.getName().startsWith(server + "@")
+                        && thread.getState() == Thread.State.BLOCKED);
     }
 
     @Test
