@@ -225,7 +225,7 @@ public class MembershipConfiguration {
         boolean forming = start.kind() == StartKind.FORMING;
         ViewLogRecovery recovery = recovery(properties, tls, membership, raftPeers);
         Runnable startLog = forming ? founding::start
-                : () -> viewLog.startInGroupOf(membership.view().cluster(), recovery);
+                : () -> viewLog.startAwaiting(raftPeers, membership.view(), recovery);
         boolean alone = forming && membership.view().nodes().size() == 1;
         return new MembershipLifecycle(procedure, cleanup, viewLog, startLog, founding, coordinator, viewCheck, alone,
                 start.kind() == StartKind.STORED);

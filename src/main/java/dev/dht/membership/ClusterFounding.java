@@ -115,7 +115,7 @@ public final class ClusterFounding {
         if (membership.epoch() > 0) {
             log.warn("{} took the view of the running cluster {} at epoch {} from a member: it lost its data",
                     membership.self(), membership.view().cluster(), membership.epoch());
-            viewLog.startInGroupOf(membership.view().cluster(), null);
+            viewLog.startAwaiting(raftPeers, membership.view(), null);
             return true;
         }
         Founding founding = ClusterStart.founding(membership.self(), nodes, answers, fresh);
@@ -124,7 +124,7 @@ public final class ClusterFounding {
                     + " that view and rebuilds", membership.self(), founding.running().cluster(),
                     founding.running().epoch());
             membership.adopt(founding.running());
-            viewLog.startInGroupOf(founding.running().cluster(), null);
+            viewLog.startAwaiting(raftPeers, founding.running(), null);
             return true;
         }
         if (founding.cluster() != null) {

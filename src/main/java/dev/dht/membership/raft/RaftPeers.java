@@ -65,6 +65,29 @@ public final class RaftPeers {
         return RaftGroup.valueOf(groupId(cluster));
     }
 
+    /**
+     * The group a node starts its log in when it waits for the leader's entries, in the cluster of {@code view}: a
+     * member of {@code view} ({@code self}) is its group's only peer, a listener; a node that is no member has no peer
+     * ({@link #emptyGroup}: the leader adds it). Used where the data dir holds no log (a member back on an empty disk,
+     * a joiner) and on a restart, where the log's own configuration, once read, replaces this one.
+     *
+     * <p>Why a listener: Ratis 3.2.2 (RaftServerImpl.appendEntries) starts a server outside every configuration as
+     * running once a leader's first append reaches it, election timer on, even when that append only finds the log
+     * empty; if the timer fires before the entries follow, the election finds the server in no configuration
+     * (LeaderElection, NOT_IN_CONF) and closes its part of the group. A leader retries a follower that was dead
+     * for about 20 s every 5 s (its appender's default retry policy), longer than the 1-2 s timer, so a member back on
+     * an empty disk closed, was started again and closed in turn, refusing every vote meanwhile (a server started
+     * outside its configuration answers no vote until a leader reaches it). A listener runs at once, never stands
+     * for election and votes for nobody until the leader's entries give it the log's configuration, which makes it a
+     * voter where the view does: a member that lost its log votes again only once it holds the log's configuration.
+     */
+    public RaftGroup awaitingGroup(ClusterView view, URI self) {
+        if (!view.isMember(self)) {
+            return emptyGroup(view.cluster());
+        }
+        return RaftGroup.valueOf(groupId(view.cluster()), peer(self, false));
+    }
+
     /** The peer id of the member at {@code node}. */
     public static RaftPeerId id(URI node) {
         return RaftPeerId.valueOf(node.getHost() + "_" + node.getPort());

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.UUID;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -93,6 +92,14 @@ public final class ViewLog implements Closeable {
     private volatile Set<URI> lost = Set.of();
     /** The epoch the recovery went on from: a view replayed from before it does not tell a lost member was removed. */
     private volatile long recoveredEpoch;
+    /**
+     * The view a member whose data dir held no log started with ({@link #startAwaiting}), until its log applies a
+     * view ({@link #askForTheLog}); else null.
+     */
+    private volatile ClusterView awaited;
+    private volatile RaftPeers awaitedPeers;
+    /** Whether {@link #askForTheLog} logged that it asks (once per start). */
+    private volatile boolean askedForTheLog;
 
     /**
      * @param self       this node's URL
@@ -185,14 +192,19 @@ public final class ViewLog implements Closeable {
     }
 
     /**
-     * {@link #start(RaftGroup, ViewLogRecovery)} in the group of {@code cluster} with no peer
-     * ({@link RaftPeers#emptyGroup}): a node whose log is in its data dir, or that the leader adds. Blocks (storage,
-     * port, and the members' answers if {@code recovery} runs; null: no recovery).
+     * {@link #start(RaftGroup, ViewLogRecovery)} in the group {@code peers} gives a node waiting for the leader's
+     * entries ({@link RaftPeers#awaitingGroup}): a node whose log is in its data dir, a member back on an empty disk,
+     * or a node that the leader adds. Blocks (storage, port, and the members' answers if {@code recovery} runs; null:
+     * no recovery).
      *
      * @throws UncheckedIOException if the server cannot start or the recovered configuration cannot be written
      */
-    public synchronized void startInGroupOf(UUID cluster, ViewLogRecovery recovery) {
-        start(RaftPeers.emptyGroup(cluster), recovery);
+    public synchronized void startAwaiting(RaftPeers peers, ClusterView view, ViewLogRecovery recovery) {
+        boolean noLog = !exists(dataDir, RaftPeers.groupId(view.cluster()));
+        awaitedPeers = peers;
+        awaited = noLog && view.isMember(self) ? view : null;
+        askedForTheLog = false;
+        start(peers.awaitingGroup(view, self), recovery);
     }
 
     /**
@@ -314,6 +326,7 @@ public final class ViewLog implements Closeable {
                 log.info("the view log's Raft server runs again");
                 problem = null;
             }
+            askForTheLog();
             return;
         }
         synchronized (this) {
@@ -332,6 +345,44 @@ public final class ViewLog implements Closeable {
                 problem = "the view log's Raft server cannot start: " + e.getMessage();
                 log.debug("the view log's Raft server did not start again", e);
             }
+        }
+    }
+
+    /**
+     * The watchdog's beat on a member that started on an empty disk ({@link #awaited}) while its log is still empty
+     * although a leader reaches it: appends, through that leader, an entry the state machine refuses (a
+     * compare-and-set from the epoch before the awaited view, which the log has passed: that view came from a member
+     * that applied it). Ratis's leader sends a follower nothing below the index it last saw it hold: on a heartbeat
+     * refused as inconsistent it moves the follower's next index back up to that match index plus one
+     * (LogAppenderBase.getNextIndexForInconsistency, Ratis 3.2.2), so while the log is idle an emptied member gets
+     * heartbeats only, each refused, and neither the log nor its vote back. An append that carries entries from that
+     * index is refused with the follower's true next index, which the leader takes: the log follows at once. Blocks
+     * for a Raft round trip (the watchdog's thread); a failure is logged at debug level, the next beat asks again.
+     */
+    private void askForTheLog() {
+        ClusterView view = awaited;
+        if (view == null) {
+            return;
+        }
+        if (stateMachine.view() != null) {
+            awaited = null;
+            log.info("the view log's entries reached this node again (it started on an empty disk)");
+            return;
+        }
+        RaftPeerId leader = leader();
+        if (leader == null) {
+            return;
+        }
+        if (!askedForTheLog) {
+            askedForTheLog = true;
+            log.info("this node's view log is still empty although {} leads it: appending an entry through the leader so "
+                    + "that it sends the log from its start (again every {} s until it does)", leader, WATCH.toSeconds());
+        }
+        try (RaftClient client = RaftClient.newBuilder().setRaftGroup(awaitedPeers.group(view)).setLeaderId(leader)
+                .setProperties(properties).setParameters(parameters).setRetryPolicy(RetryPolicies.noRetry()).build()) {
+            client.io().send(Message.valueOf(new ViewCommand(view.epoch() - 1, view).encode()));
+        } catch (IOException | RuntimeException e) {
+            log.debug("an entry to bring the log to this node was not appended: {}", e.toString());
         }
     }
 

@@ -11,6 +11,9 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import org.apache.ratis.proto.RaftProtos.RaftPeerRole;
+import org.apache.ratis.protocol.RaftGroup;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -136,6 +139,28 @@ class RaftPeersTest {
         Set<URI> nodes = new HashSet<>(before.nodes());
         nodes.addAll(after.nodes());
         return nodes;
+    }
+
+    /**
+     * A node that starts its log to wait for the leader's entries: a member of the view is its group's only peer, a
+     * listener (it votes for nobody until the log's configuration reaches it), at its Raft port; a node outside the
+     * view has no peer. Both in the cluster's group.
+     */
+    @Test
+    void aMemberAwaitsTheLogAsItsOwnOnlyListenerAndANonMemberWithNoPeer() {
+        RaftPeers peers = new RaftPeers(1000, 5);
+        ClusterView view = ClusterView.initial(nodes(3), 3);
+        URI member = view.nodes().get(1);
+        RaftGroup awaiting = peers.awaitingGroup(view, member);
+        assertThat(awaiting.getGroupId()).isEqualTo(RaftPeers.groupId(view.cluster()));
+        assertThat(awaiting.getPeers()).singleElement().satisfies(peer -> {
+            assertThat(peer.getId()).isEqualTo(RaftPeers.id(member));
+            assertThat(peer.getStartupRole()).isEqualTo(RaftPeerRole.LISTENER);
+            assertThat(peer.getAddress()).isEqualTo(member.getHost() + ":" + (member.getPort() + 1000));
+        });
+        RaftGroup outside = peers.awaitingGroup(view, JOINER);
+        assertThat(outside.getGroupId()).isEqualTo(RaftPeers.groupId(view.cluster()));
+        assertThat(outside.getPeers()).isEmpty();
     }
 
     private static List<URI> nodes(int size) {

@@ -21,6 +21,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,8 +54,9 @@ import org.springframework.util.FileSystemUtils;
 /**
  * Three view logs in this JVM over loopback: a cluster forms once, a step computed from an old view is refused,
  * the log goes on after its leader is closed, a restarted server recovers its view from its own log, a voter back on
- * an empty disk cannot help elect a leader that misses a committed view, and a node added as a listener receives the
- * views (also by a snapshot's installation once the log was purged). One voter with two listeners becomes three
+ * an empty disk cannot help elect a leader that misses a committed view but, its server running throughout, gets an
+ * idle log back and votes, and a node added as a listener receives the views (also by a snapshot's installation once
+ * the log was purged). One voter with two listeners becomes three
  * voters in one step; a server whose part of the group was closed is started again and applies the next view; a
  * joiner too slow for its first staging is added by the next reconfiguration.
  */
@@ -80,6 +82,16 @@ class ViewLogTest {
         ViewLog viewLog = new ViewLog(node, node.getPort() + 1000, dir.resolve(node.getPort() + ""), null, null,
                 view -> applied.get(node).add(view), tuning);
         viewLog.start(group);
+        logs.put(node, viewLog);
+        return viewLog;
+    }
+
+    /** Starts the log of {@code node} as the product starts a member's or a joiner's ({@link ViewLog#startAwaiting}). */
+    private ViewLog startAwaiting(URI node, ClusterView view) {
+        applied.putIfAbsent(node, new CopyOnWriteArrayList<>());
+        ViewLog viewLog = new ViewLog(node, node.getPort() + 1000, dir.resolve(node.getPort() + ""), null, null,
+                applied.get(node)::add, tuning);
+        viewLog.startAwaiting(PEERS, view, null);
         logs.put(node, viewLog);
         return viewLog;
     }
@@ -154,8 +166,9 @@ class ViewLogTest {
 
     /**
      * A view committed by two of three voters, one of which then loses its disk while the other is down: the third
-     * voter, which missed the view, gets no vote from the one on the empty disk (a server formatted without peers
-     * votes for no candidate until the leader gave it the log's configuration), so no leader can forget the view.
+     * voter, which missed the view, gets no vote from the one on the empty disk (started as it is by the product, its
+     * own only listener, {@link ViewLog#startAwaiting}, it votes for no candidate until the leader gave it the log's
+     * configuration), so no leader can forget the view.
      * Once its other holder is back the log goes on from it and the emptied voter catches up.
      */
     @Test
@@ -174,7 +187,7 @@ class ViewLogTest {
         assertThat(FileSystemUtils.deleteRecursively(dir.resolve(emptied.getPort() + ""))).isTrue();
         stop(leaderNode);
         ViewLog missed = start(behind, RaftGroup.valueOf(RaftPeers.GROUP_ID));
-        ViewLog empty = start(emptied, RaftGroup.valueOf(RaftPeers.GROUP_ID));
+        ViewLog empty = startAwaiting(emptied, next);
         await().during(Duration.ofSeconds(6)).atMost(Duration.ofSeconds(8))
                 .until(() -> !missed.isLeader() && !empty.isLeader());
         assertThat(missed.view()).isEqualTo(first);
@@ -183,6 +196,63 @@ class ViewLogTest {
         await().atMost(Duration.ofSeconds(20)).until(() -> next.equals(holder.view()) && next.equals(missed.view())
                 && next.equals(empty.view()));
         assertThat(leader().view()).isEqualTo(next);
+    }
+
+    /**
+     * A voter back on an empty disk while the log is idle and the leader retries it only every 5 s (Ratis's default
+     * once a follower has been dead for about 20 s; this test's retry policy gets there after one failure), started
+     * as the product starts it ({@link ViewLog#startAwaiting}), and the first append that brings it entries is slow
+     * (held 3 s here, longer than an election timeout, as on a loaded machine): its server runs throughout (no
+     * {@link ViewLog#problem}), it gets the log although nothing else is appended, and it votes: once the leader is
+     * gone, it and the third voter elect a leader that holds the next view.
+     *
+     * <p>Fails on the code before: started in an empty group, the leader's first heartbeat started its election timer;
+     * the timer fired before the entries came and the election, finding the server in no configuration, closed its
+     * part of the group, after each restart again (NemesisIT's wiped member in a CI run). Nor did the log come back
+     * while it was idle: the leader sent heartbeats only, as Ratis resends nothing below the index it last saw that
+     * member hold.
+     */
+    @Test
+    void aVoterBackOnAnEmptyDiskRunsThroughoutGetsTheIdleLogBackAndVotes() throws IOException {
+        tuning = properties -> RaftServerConfigKeys.Log.Appender.setRetryPolicy(properties, "1ms,1, 5s,1000");
+        ClusterView first = formCluster(3);
+        URI leaderNode = node(leader());
+        URI emptied = nodes.stream().filter(node -> !node.equals(leaderNode)).findFirst().orElseThrow();
+        stop(emptied);
+        assertThat(FileSystemUtils.deleteRecursively(dir.resolve(emptied.getPort() + ""))).isTrue();
+        sleepUninterruptibly(Duration.ofSeconds(2));   // the leader's appends to it fail: its retries go 5 s apart
+
+        RaftPeerId emptiedId = RaftPeers.id(emptied);
+        AtomicBoolean held = new AtomicBoolean();
+        CodeInjectionForTesting.put(RAFT_APPEND_ENTRIES, (localId, leaderId, args) -> {
+            if (emptiedId.equals(localId) && args.length > 1 && args[1] instanceof AppendEntriesRequestProto append
+                    && append.getEntriesCount() > 0 && held.compareAndSet(false, true)) {
+                sleepUninterruptibly(Duration.ofSeconds(3));
+            }
+            return true;
+        });
+        List<String> problems = new CopyOnWriteArrayList<>();
+        ScheduledExecutorService watcher = Executors.newSingleThreadScheduledExecutor();
+        try {
+            ViewLog empty = startAwaiting(emptied, first);
+            watcher.scheduleWithFixedDelay(() -> {
+                String problem = empty.problem();
+                if (problem != null) {
+                    problems.add(problem);
+                }
+            }, 0, 50, TimeUnit.MILLISECONDS);
+            await().atMost(Duration.ofSeconds(25)).until(() -> first.equals(empty.view()));
+            assertThat(held).as("an append with entries was held").isTrue();
+            ClusterView next = first.withLeaving(leaderNode, ChangeKind.DECOMMISSION);
+            assertThat(logs.get(leaderNode).compareAndSet(1, next)).isEqualTo(next);
+            await().atMost(Duration.ofSeconds(15)).until(() -> next.equals(empty.view()));
+            stop(leaderNode);
+            assertThat(leader().view()).isEqualTo(next);
+        } finally {
+            watcher.shutdownNow();
+            CodeInjectionForTesting.remove(RAFT_APPEND_ENTRIES);
+        }
+        assertThat(problems).as("the emptied voter's problems").isEmpty();
     }
 
     private URI node(ViewLog viewLog) {
