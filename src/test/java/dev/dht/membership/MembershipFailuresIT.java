@@ -33,12 +33,14 @@ import org.springframework.util.FileSystemUtils;
  * Membership changes when a node they involve dies, over real node processes: the view log's leader killed
  * ({@code kill -9}) during a join for good and coming back, a joiner killed after the read switch, the first member
  * removed after its death, the first of three killed while the last is decommissioned, two of three lost for good
- * and the survivor recovered ({@code dht.raft.recover}), a member back on an empty data dir, alone or with the whole cluster restarted at once, a
- * member frozen, removed and resumed. Each runs under a steady load ({@link HistoryLoad}: most keys at 2/3, some at
- * 1/1 and 3/3, writes and deletes) and checks its history at the end: no acknowledged write lost, no stale read, no
- * deleted key back, and every member settled ({@code cleanupPending} false). A 1/1 write kept by the one node killed
- * for good (or by a lost disk) is lost by definition (one copy was asked for), so once a node is killed for good the
- * 1/1 keys are left out of the final read-back.
+ * and the survivor recovered ({@code dht.raft.recover}), a member back on an empty data dir, alone (then the log's
+ * leader killed) or with the whole cluster restarted at once, a member frozen, removed and resumed. These run under a
+ * steady load ({@link HistoryLoad}: most keys at 2/3, some at 1/1 and 3/3, writes and deletes) and check its history
+ * at the end: no acknowledged write lost, no stale read, no deleted key back, and every member settled
+ * ({@code cleanupPending} false). Two more look at membership alone: a dead joiner's join rolled back while the log's
+ * leader keeps changing, and two founding members on empty disks that form no cluster while the third is down. A
+ * 1/1 write kept by the one node killed for good (or by a lost disk) is lost by definition (one copy was asked for),
+ * so once a node is killed for good the 1/1 keys are left out of the final read-back.
  * {@code dht.change-failure-timeout} is {@value #FAILURE_TIMEOUT_S} s, so that a change whose node died is rolled
  * back within a test.
  */
@@ -354,6 +356,111 @@ class MembershipFailuresIT {
         admin.awaitSettled(left, CHANGE_TIME);
         assertThat(cluster.node(2).output()).as("the emptied member's log")
                 .doesNotContain("view log's Raft server of " + lost + " is CLOSED");
+    }
+
+    /**
+     * A join whose joiner died for good while the view log's leader keeps changing (each leader in turn frozen 3 s
+     * with SIGSTOP, so the others elect another: a new leader every few seconds, more often than the failure
+     * timeout): it is rolled back within the failure timeout plus slack from the joiner's death however often the
+     * leader changed, as every member's failure detector keeps its last-seen times across leader changes. (Before,
+     * each leader change cleared them, so a leader changing more often than the timeout postponed the rollback
+     * without bound.)
+     */
+    @Test
+    void aJoinWhoseJoinerDiedIsRolledBackWhileTheLeaderKeepsChanging() throws Exception {
+        startCluster(3, JVM);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        NodeProcess joiner = startJoiner("churn", all, 20);
+        awaitPhase(all.get(0), joiner.baseUri(), "streaming");
+        long term = admin.view(all.get(0)).get("term").asLong();
+        joiner.kill();
+        long killed = System.nanoTime();
+        int frozen = 0;
+        while (!rolledBack(all, joiner.baseUri())) {
+            assertThat(Duration.ofNanos(System.nanoTime() - killed)).as("time since the joiner's death, %d leaders "
+                    + "frozen", frozen).isLessThan(ROLLBACK_TIME);
+            long leaderPid = cluster.node(all.indexOf(leader(all))).pid();
+            NodeProcess.signal("-STOP", List.of(leaderPid));
+            try {
+                Thread.sleep(3_000);
+            } finally {
+                NodeProcess.signal("-CONT", List.of(leaderPid));
+            }
+            frozen++;
+        }
+        long rollbackMs = (System.nanoTime() - killed) / 1_000_000;
+        awaitRolledBack(all, joiner.baseUri());
+        long terms = admin.view(all.get(0)).get("term").asLong() - term;
+        assertThat(terms).as("elections (terms) of the log while the join waited for its rollback").isGreaterThan(1);
+        System.out.printf("joiner killed while streaming, %d leaders frozen 3 s in turn, the log's term %d higher: "
+                + "rolled back %d ms later%n", frozen, terms, rollbackMs);
+    }
+
+    /** True if every node of {@code nodes} answers a view with no change in progress and without {@code joiner}. */
+    private boolean rolledBack(List<URI> nodes, URI joiner) {
+        try {
+            for (URI node : nodes) {
+                JsonNode view = admin.view(node);
+                if (!view.get("change").isNull() || memberUrls(view).contains(joiner.toString())) {
+                    return false;
+                }
+            }
+            return true;
+        } catch (IOException | RuntimeException | AssertionError e) {
+            return false;
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return false;
+        }
+    }
+
+    /**
+     * Two founding members lose their disks while the third, which holds the cluster, is down (all three killed,
+     * two data dirs emptied, those two started again): they form no cluster of their own (a founding member on an
+     * empty disk forms one only when every node of {@code dht.nodes} answers and none holds a cluster id): for 20 s
+     * both stay at epoch 0, unready, and say they wait. Once the third is back both take its cluster, its id and
+     * epoch, and say they lost their data. (Before, two such seeds formed a fresh epoch 1 in the same Raft group.) The
+     * log has then lost two of its three voters: docs/membership.md's recovery from a lost majority goes on from there
+     * ({@code theSurvivorOfALostMajorityIsRecoveredAndTheDeadAreReplaced}).
+     */
+    @Test
+    void twoFoundingMembersOnEmptyDisksFormNoClusterWhileTheThirdIsDown() throws Exception {
+        startCluster(3, JVM);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        JsonNode formed = admin.view(all.get(0));
+        for (int i = 0; i < 3; i++) {
+            cluster.kill(i);
+        }
+        for (int i = 0; i < 2; i++) {
+            assertThat(FileSystemUtils.deleteRecursively(cluster.dataDir(i))).isTrue();
+            cluster.launchAgain(i);
+        }
+        List<URI> emptied = all.subList(0, 2);
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                .until(() -> emptied.stream().allMatch(node -> admin.status(node) == 503));
+        await().during(Duration.ofSeconds(20)).atMost(Duration.ofSeconds(25)).pollInterval(Duration.ofMillis(500))
+                .ignoreExceptions().untilAsserted(() -> {
+                    for (URI node : emptied) {
+                        assertThat(admin.view(node).get("epoch").asLong()).as("epoch of %s", node).isZero();
+                        assertThat(admin.status(node)).as("/v0/status of %s", node).isEqualTo(503);
+                    }
+                });
+        for (int i = 0; i < 2; i++) {
+            assertThat(cluster.node(i).output()).contains("the view log starts once the new cluster's id is known");
+        }
+
+        cluster.launchAgain(2);
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions().untilAsserted(() -> {
+            for (URI node : emptied) {
+                JsonNode view = admin.view(node);
+                assertThat(view.get("cluster").asText()).as("cluster of %s", node)
+                        .isEqualTo(formed.get("cluster").asText());
+                assertThat(view.get("epoch").asLong()).as("epoch of %s", node).isEqualTo(formed.get("epoch").asLong());
+            }
+        });
+        for (int i = 0; i < 2; i++) {
+            assertThat(cluster.node(i).output()).contains("it lost its data");
+        }
     }
 
     /**
