@@ -378,12 +378,9 @@ public final class ViewLog implements Closeable {
             log.info("this node's view log is still empty although {} leads it: appending an entry through the leader so "
                     + "that it sends the log from its start (again every {} s until it does)", leader, WATCH.toSeconds());
         }
-        try (RaftClient client = RaftClient.newBuilder().setRaftGroup(awaitedPeers.group(view)).setLeaderId(leader)
-                .setProperties(properties).setParameters(parameters).setRetryPolicy(RetryPolicies.noRetry()).build()) {
-            client.io().send(Message.valueOf(new ViewCommand(view.epoch() - 1, view).encode()));
-        } catch (IOException | RuntimeException e) {
-            log.debug("an entry to bring the log to this node was not appended: {}", e.toString());
-        }
+        appendRefusedEntry(view, () -> RaftClient.newBuilder().setRaftGroup(awaitedPeers.group(view))
+                .setLeaderId(leader).setProperties(properties).setParameters(parameters)
+                .setRetryPolicy(RetryPolicies.noRetry()).build());
     }
 
     /** Null while the server's division of the group is starting or running, else its state (or why none). */
@@ -612,13 +609,26 @@ public final class ViewLog implements Closeable {
      */
     private void appendRefusedEntry() {
         ClusterView held = view();
-        if (held == null) {
-            return;
+        if (held != null) {
+            appendRefusedEntry(held, () -> client(RetryPolicies.noRetry()));
         }
-        try (RaftClient client = client(RetryPolicies.noRetry())) {
+    }
+
+    /** A client of the view log, which may fail to be built. */
+    private interface ClientSource {
+        RaftClient open() throws IOException;
+    }
+
+    /**
+     * Appends through {@code clients}' client a compare-and-set from the epoch before {@code held}, which the log
+     * has passed ({@code held} came from a member that applied it), so the state machine refuses it: an entry that
+     * changes no view. Blocks for a Raft round trip; a failure is logged at debug level only (the caller asks again).
+     */
+    private void appendRefusedEntry(ClusterView held, ClientSource clients) {
+        try (RaftClient client = clients.open()) {
             client.io().send(Message.valueOf(new ViewCommand(held.epoch() - 1, held).encode()));
         } catch (IOException | RuntimeException e) {
-            log.debug("an entry to end a staging was not appended: {}", e.toString());
+            log.debug("an entry that changes no view was not appended: {}", e.toString());
         }
     }
 
