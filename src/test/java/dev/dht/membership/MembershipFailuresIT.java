@@ -23,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -37,12 +38,13 @@ import org.springframework.util.FileSystemUtils;
  * leader killed) or with the whole cluster restarted at once, a member frozen, removed and resumed. These run under a
  * steady load ({@link HistoryLoad}: most keys at 2/3, some at 1/1 and 3/3, writes and deletes) and check its history
  * at the end: no acknowledged write lost, no stale read, no deleted key back, and every member settled
- * ({@code cleanupPending} false). Two more look at membership alone: a dead joiner's join rolled back while the log's
- * leader keeps changing, and two founding members on empty disks that form no cluster while the third is down. A
- * 1/1 write kept by the one node killed for good (or by a lost disk) is lost by definition (one copy was asked for),
- * so once a node is killed for good the 1/1 keys are left out of the final read-back.
- * {@code dht.change-failure-timeout} is {@value #FAILURE_TIMEOUT_S} s, so that a change whose node died is rolled
- * back within a test.
+ * ({@code cleanupPending} false). Three more look at membership alone: a dead joiner's join rolled back while the
+ * log's leader keeps changing, two founding members on empty disks that form no cluster while the third is down, and
+ * a member restarted with its cleanup pending while another, frozen at a join's read switch, has not taken the final
+ * view. A 1/1 write kept by the one node killed for good (or by a lost disk) is lost by definition (one copy was
+ * asked for), so once a node is killed for good the 1/1 keys are left out of the final read-back.
+ * {@code dht.change-failure-timeout} is {@value #FAILURE_TIMEOUT_S} s (60 s in the cleanup case), so that a change
+ * whose node died is rolled back within a test.
  */
 class MembershipFailuresIT {
     private static final int FAILURE_TIMEOUT_S = 10;
@@ -620,6 +622,126 @@ class MembershipFailuresIT {
         }
     }
 
+    /**
+     * Cleanup only when the change is final on every member, also after a restart: while a 4th node joins, one
+     * member is frozen (SIGSTOP) once it took the read switch, so it has not taken the join's final view; another
+     * member, its cleanup pending, is killed and started again: its marker file is no word to start, and its cleanup
+     * stays pending (it may still receive writes placed under the read switch by the frozen member, which does not
+     * yet know the change ended); once the frozen member resumes, every member's cleanup completes and every key
+     * written before the join reads back at 3/3 through the restarted member. {@code dht.change-failure-timeout} is
+     * 60 s here, so the frozen member is not judged dead meanwhile (a dead member is not waited for). Before, a
+     * restarted member started its cleanup at once from its marker file.
+     */
+    @Test
+    void aMemberRestartedWithItsCleanupPendingWaitsUntilAFrozenMemberTookTheFinalView() throws Exception {
+        List<String> jvm = List.of("-Xmx256m", "-Ddht.change-failure-timeout=60s");
+        startCluster(3, jvm);
+        List<URI> all = cluster.urls().stream().map(URI::create).toList();
+        List<String> keys = new ArrayList<>();
+        for (int i = 0; i < 300; i++) {
+            String id = "final-" + i;
+            assertThat(HistoryLoad.send("PUT", all.get(i % 3), id, "3/3", "v-" + id).statusCode()).isEqualTo(201);
+            keys.add(id);
+        }
+        URI leader = leader(all);
+        List<URI> others = all.stream().filter(node -> !node.equals(leader)).toList();
+        URI frozen = others.get(0);
+        URI restarted = others.get(1);
+        long frozenPid = cluster.node(all.indexOf(frozen)).pid();
+        NodeProcess joiner = null;
+        int attempt = 0;
+        while (joiner == null) {
+            attempt++;
+            assertThat(attempt).as("joins whose final view the member to freeze took before it was frozen")
+                    .isLessThanOrEqualTo(4);
+            NodeProcess candidate = startJoiner("final-" + attempt, all, 50_000, jvm);
+            if (frozenAtReadSwitch(frozen, frozenPid, candidate.baseUri())) {
+                if (completedWithCleanupPending(leader, restarted, candidate.baseUri())) {
+                    joiner = candidate;
+                    continue;
+                }
+                NodeProcess.signal("-CONT", List.of(frozenPid));
+            }
+            // the frozen member had taken the final view (or the join ended before it could be frozen): again
+            admin.awaitNoChange(leader, CHANGE_TIME);
+            HttpResponse<String> leaving = change(leader, "decommission", candidate.baseUri());
+            assertThat(leaving.statusCode()).as(leaving.body()).isEqualTo(202);
+            admin.awaitMembers(leader, 3, CHANGE_TIME);
+            admin.awaitSettled(all, CHANGE_TIME);
+            candidate.close();
+        }
+        long finalEpoch = admin.view(leader).get("epoch").asLong();
+        int index = all.indexOf(restarted);
+        long restarting = System.nanoTime();
+        try {
+            cluster.kill(index);
+            cluster.restart(index);
+            await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(250)).ignoreExceptions()
+                    .until(() -> admin.view(restarted).get("epoch").asLong() == finalEpoch);
+            await().during(Duration.ofSeconds(8)).atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(500))
+                    .untilAsserted(() -> assertThat(admin.view(restarted).get("cleanupPending").asBoolean())
+                            .as("the restarted member's cleanup while %s has not taken epoch %d", frozen, finalEpoch)
+                            .isTrue());
+            assertThat(cluster.node(index).output()).as("the restarted member's log: its marker file was there")
+                    .contains("cleanup pending since before the restart");
+        } finally {
+            NodeProcess.signal("-CONT", List.of(frozenPid));
+        }
+        long resumed = System.nanoTime();
+        List<URI> members = new ArrayList<>(all);
+        members.add(joiner.baseUri());
+        admin.awaitSettled(members, CHANGE_TIME);
+        System.out.printf("a member frozen at the read switch of join %d: the restarted member's cleanup pending"
+                + " %.1f s from its restart until the frozen member resumed; every member settled %.1f s after that%n",
+                attempt, (resumed - restarting) / 1e9, (System.nanoTime() - resumed) / 1e9);
+        for (String id : keys) {
+            HttpResponse<String> read = HistoryLoad.send("GET", restarted, id, "3/3", null);
+            assertThat(read.statusCode()).as("GET %s at 3/3 through the restarted member: %s", id, read.body())
+                    .isEqualTo(200);
+            assertThat(read.body()).isEqualTo("v-" + id);
+        }
+    }
+
+    /**
+     * True if within 15 s the join of {@code joiner} completed on {@code leader} and {@code member} took its final view
+     * with its cleanup pending; false if not (the frozen member had not answered the read switch: no final view
+     * while it is frozen; or it had taken the final view too: the cleanup was allowed).
+     */
+    private boolean completedWithCleanupPending(URI leader, URI member, URI joiner) {
+        try {
+            JsonNode ended = admin.awaitNoChange(leader, Duration.ofSeconds(15));
+            if (!memberUrls(ended).contains(joiner.toString())) {
+                return false;
+            }
+            long epoch = ended.get("epoch").asLong();
+            JsonNode held = await().atMost(Duration.ofSeconds(5)).pollInterval(Duration.ofMillis(100))
+                    .ignoreExceptions().until(() -> admin.view(member), view -> view.get("epoch").asLong() == epoch);
+            return held.get("cleanupPending").asBoolean();
+        } catch (ConditionTimeoutException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Waits until {@code member}'s own view shows the join of {@code joiner} at write-both-read-new, then freezes
+     * {@code member} (SIGSTOP {@code pid}) at once and returns true; returns false if the join ended first.
+     */
+    private boolean frozenAtReadSwitch(URI member, long pid, URI joiner) {
+        AtomicReference<Boolean> frozen = new AtomicReference<>(false);
+        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(10)).ignoreExceptions().until(() -> {
+            JsonNode view = admin.view(member);
+            JsonNode change = view.get("change");
+            if (!change.isNull() && change.get("node").asText().equals(joiner.toString())
+                    && change.get("phase").asText().equals("write-both-read-new")) {
+                NodeProcess.signal("-STOP", List.of(pid));
+                frozen.set(true);
+                return true;
+            }
+            return change.isNull() && memberUrls(view).contains(joiner.toString());
+        });
+        return frozen.get();
+    }
+
     private void startCluster(int size, List<String> jvm) throws IOException, InterruptedException {
         cluster = ProcessCluster.start(size, dir, jvm);
         admin = new ClusterAdmin(cluster.secret());
@@ -637,9 +759,14 @@ class MembershipFailuresIT {
 
     /** Starts a node that joins through the seeds {@code seeds}, streaming at most {@code rate} records a second. */
     private NodeProcess startJoiner(String name, List<URI> seeds, int rate) throws IOException {
+        return startJoiner(name, seeds, rate, JVM);
+    }
+
+    /** {@link #startJoiner(String, List, int)} with the JVM options {@code jvm}. */
+    private NodeProcess startJoiner(String name, List<URI> seeds, int rate, List<String> jvm) throws IOException {
         int port = NodeProcess.freePorts(1).get(0);
         NodeProcess joiner = NodeProcess.start(port, dir.resolve("data-" + name).toAbsolutePath(),
-                dir.resolve(name + ".log"), JVM, "--dht.self=http://localhost:" + port,
+                dir.resolve(name + ".log"), jvm, "--dht.self=http://localhost:" + port,
                 "--dht.nodes=" + String.join(",", seeds.stream().map(URI::toString).toList()),
                 "--dht.cluster-secret=" + cluster.secret(), "--dht.stream-rate=" + rate);
         joiners.add(joiner);
