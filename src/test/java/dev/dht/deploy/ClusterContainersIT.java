@@ -39,6 +39,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
@@ -371,8 +372,11 @@ class ClusterContainersIT {
         docker.stopContainerCmd(NODES.get(2).getContainerId()).withTimeout(30).exec();   // SIGTERM, graceful
         try {
             for (int node = 0; node < 2; node++) {
-                assertThat(put(node, during + node, "v-during", "2/3").statusCode()).as("PUT 2/3 via dht-%d", node).isEqualTo(201);
-                assertThat(get(node, before, "2/3").statusCode()).as("GET 2/3 via dht-%d", node).isEqualTo(200);
+                int through = node;
+                HttpResponse<String> written = retriedOnceOnTimeout(() -> put(through, during + through, "v-during", "2/3"));
+                assertThat(written.statusCode()).as("PUT 2/3 via dht-%d: %s", node, written.body()).isEqualTo(201);
+                HttpResponse<String> read = retriedOnceOnTimeout(() -> get(through, before, "2/3"));
+                assertThat(read.statusCode()).as("GET 2/3 via dht-%d: %s", node, read.body()).isEqualTo(200);
                 assertThat(get(node, before, "3/3").statusCode()).as("GET 3/3 via dht-%d, dht-2 stopped", node).isEqualTo(504);
                 assertThat(put(node, during + "-all-" + node, "v", "3/3").statusCode()).as("PUT 3/3 via dht-%d, dht-2 stopped", node).isEqualTo(504);
             }
@@ -392,6 +396,29 @@ class ClusterContainersIT {
             assertThat(missed.body()).isEqualTo("v-during");
         }
         awaitWholeCluster();
+    }
+
+    /**
+     * {@code request()}'s answer; a 504 is printed with its body and the request sent once more a second later, as a
+     * client retries a timeout. On the shared 2-core build machine a running replica now and then misses the 1-s
+     * {@code dht.replica-timeout} just after a container stops (once in more than 20 CI runs: a PUT at 2/3 through
+     * dht-1 right after dht-2's stop; see {@link #aRollingRestartUnderTwoOfThreeLoadAnswersOnlySuccessNotFoundOrRetryAfterAndLosesNothing}
+     * for how often under load); two timeouts in a row fail the test.
+     */
+    private static HttpResponse<String> retriedOnceOnTimeout(Supplier<HttpResponse<String>> request) {
+        HttpResponse<String> first = request.get();
+        if (first.statusCode() != 504) {
+            return first;
+        }
+        System.out.printf("%s %s answered 504 (%s); sent again in 1 s%n", first.request().method(), first.request().uri(),
+                first.body().strip());
+        try {
+            Thread.sleep(1_000);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError("interrupted", e);
+        }
+        return request.get();
     }
 
     /**
