@@ -22,6 +22,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.AfterEach;
@@ -93,12 +94,8 @@ class MembershipFailuresIT {
                 assertThat(attempt).as("joins that ended before the joiner could be killed at the read switch")
                         .isLessThanOrEqualTo(4);
                 NodeProcess joiner = startJoiner("first-" + attempt, live, 50_000);
-                if (!killedAtPhase(leader(live), joiner, "write-both-read-new")) {
-                    HttpResponse<String> leaving = change(live.get(0), "decommission", joiner.baseUri());
-                    assertThat(leaving.statusCode()).as(leaving.body()).isEqualTo(202);
-                    admin.awaitMembers(live.get(0), 3, CHANGE_TIME);
-                    admin.awaitSettled(live, CHANGE_TIME);
-                    joiner.close();
+                if (!faultAtPhase(leader(live), joiner.baseUri(), "write-both-read-new", joiner::kill)) {
+                    takeOut("decommission", live.get(0), joiner, live);
                     continue;
                 }
                 killed = System.nanoTime();
@@ -108,11 +105,7 @@ class MembershipFailuresIT {
                 } else {
                     System.out.printf("join %d completed just after its joiner was killed: removing it%n", attempt);
                     load.singleCopiesMayBeLost();
-                    HttpResponse<String> removed = removenode(live.get(0), joiner.baseUri());
-                    assertThat(removed.statusCode()).as(removed.body()).isEqualTo(202);
-                    admin.awaitMembers(live.get(0), 3, CHANGE_TIME);
-                    admin.awaitSettled(live, CHANGE_TIME);
-                    joiner.close();
+                    takeOut("removenode", live.get(0), joiner, live);
                 }
             }
             awaitRolledBack(live, first.baseUri());
@@ -660,7 +653,8 @@ class MembershipFailuresIT {
             assertThat(attempt).as("joins whose final view the member to freeze took before it was frozen")
                     .isLessThanOrEqualTo(4);
             NodeProcess candidate = startJoiner("final-" + attempt, all, 50_000, jvm);
-            if (frozenAtReadSwitch(frozen, frozenPid, candidate.baseUri())) {
+            if (faultAtPhase(frozen, candidate.baseUri(), "write-both-read-new",
+                    () -> NodeProcess.signal("-STOP", List.of(frozenPid)))) {
                 if (completedWithCleanupPending(leader, restarted, candidate.baseUri())) {
                     joiner = candidate;
                     continue;
@@ -669,11 +663,7 @@ class MembershipFailuresIT {
             }
             // the frozen member had taken the final view (or the join ended before it could be frozen): again
             admin.awaitNoChange(leader, CHANGE_TIME);
-            HttpResponse<String> leaving = change(leader, "decommission", candidate.baseUri());
-            assertThat(leaving.statusCode()).as(leaving.body()).isEqualTo(202);
-            admin.awaitMembers(leader, 3, CHANGE_TIME);
-            admin.awaitSettled(all, CHANGE_TIME);
-            candidate.close();
+            takeOut("decommission", leader, candidate, all);
         }
         long finalEpoch = admin.view(leader).get("epoch").asLong();
         int index = all.indexOf(restarted);
@@ -727,26 +717,6 @@ class MembershipFailuresIT {
         }
     }
 
-    /**
-     * Waits until {@code member}'s own view shows the join of {@code joiner} at write-both-read-new, then freezes
-     * {@code member} (SIGSTOP {@code pid}) at once and returns true; returns false if the join ended first.
-     */
-    private boolean frozenAtReadSwitch(URI member, long pid, URI joiner) {
-        AtomicReference<Boolean> frozen = new AtomicReference<>(false);
-        await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(10)).ignoreExceptions().until(() -> {
-            JsonNode view = admin.view(member);
-            JsonNode change = view.get("change");
-            if (!change.isNull() && change.get("node").asText().equals(joiner.toString())
-                    && change.get("phase").asText().equals("write-both-read-new")) {
-                NodeProcess.signal("-STOP", List.of(pid));
-                frozen.set(true);
-                return true;
-            }
-            return change.isNull() && memberUrls(view).contains(joiner.toString());
-        });
-        return frozen.get();
-    }
-
     private void startCluster(int size, List<String> jvm) throws IOException, InterruptedException {
         cluster = ProcessCluster.start(size, dir, jvm);
         admin = new ClusterAdmin(cluster.secret());
@@ -788,21 +758,40 @@ class MembershipFailuresIT {
     }
 
     /**
-     * Waits until {@code node}'s view shows the join of {@code joiner} in {@code phase}, then kills the joiner
-     * (SIGKILL) at once and returns true; returns false if the join completes first.
+     * Waits until {@code node}'s view shows the join of {@code joiner} in {@code phase}, then runs {@code fault} at
+     * once (kills the joiner, freezes a member) and returns true; returns false if the join completes first.
      */
-    private boolean killedAtPhase(URI node, NodeProcess joiner, String phase) {
+    private boolean faultAtPhase(URI node, URI joiner, String phase, Fault fault) {
+        AtomicBoolean struck = new AtomicBoolean();
         await().atMost(CHANGE_TIME).pollInterval(Duration.ofMillis(10)).ignoreExceptions().until(() -> {
             JsonNode view = admin.view(node);
             JsonNode change = view.get("change");
-            if (!change.isNull() && change.get("node").asText().equals(joiner.baseUri().toString())
+            if (!change.isNull() && change.get("node").asText().equals(joiner.toString())
                     && change.get("phase").asText().equals(phase)) {
-                joiner.kill();
+                fault.strike();
+                struck.set(true);
                 return true;
             }
-            return change.isNull() && memberUrls(view).contains(joiner.baseUri().toString());
+            return change.isNull() && memberUrls(view).contains(joiner.toString());
         });
-        return !joiner.isAlive();
+        return struck.get();
+    }
+
+    /** A fault to strike a node with: {@code kill -9}, SIGSTOP. */
+    private interface Fault {
+        void strike() throws Exception;
+    }
+
+    /**
+     * Takes {@code joiner} out again with {@code action} ({@code decommission}, or {@code removenode} if it is dead)
+     * through {@code through}, waits until {@code members} are the members again and settled, and stops its process.
+     */
+    private void takeOut(String action, URI through, NodeProcess joiner, List<URI> members) {
+        HttpResponse<String> answer = change(through, action, joiner.baseUri());
+        assertThat(answer.statusCode()).as(answer.body()).isEqualTo(202);
+        admin.awaitMembers(through, members.size(), CHANGE_TIME);
+        admin.awaitSettled(members, CHANGE_TIME);
+        joiner.close();
     }
 
     /** Waits until every live node's view has no change in progress and {@code joiner} is no member. */
